@@ -1,0 +1,1 @@
+"""sanctum.cli (under construction)."""

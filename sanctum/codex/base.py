@@ -1,0 +1,229 @@
+"""Seals — the wax impressions each superstep leaves behind.
+
+Seal — a checkpoint; Codex — a checkpoint store. A Seal is the snapshot written at the
+end of a superstep: the full Aether, the frontier of the next superstep, the superstep
+number, a timestamp and free-form metadata. A Codex stores Seals per Invocation (keyed
+by invocation_id) and yields them back for resumption, human-in-the-loop pauses and
+time-travel.
+
+Metadata keys the scheduler writes (all JSON-serialisable):
+
+``parent``
+    seal_id of the Seal this one continues from (``None`` for an Invocation's first).
+    Time-travel makes a tree: two runs resumed from one historic Seal each name it.
+``joins``
+    ``{sigil: [predecessor, ...]}`` — activations a ``join="all"`` Sigil has gathered
+    so far (sorted), carried across supersteps and resumptions.
+``interrupt``
+    ``{"reason": str, "sigil": str}`` on the Seal written when ``interrupt()`` paused
+    the run; absent otherwise.
+``writers``
+    ``{conduit: [sigil, ...]}`` — which Sigils wrote which Conduits in this superstep
+    (bound order); used to name the culprit when state cannot be serialised.
+``updates``
+    the resumption ``updates`` merged into this Seal's Aether, if any.
+
+Keys a caller passes through ``Rite.ainvoke(metadata=...)`` are stored beside these
+(the command line records the ritual file's path and content hash there).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sanctum.errors import SealError
+
+__all__ = ["Codex", "InvocationSummary", "Seal", "find_unserialisable", "new_seal_id"]
+
+
+def new_seal_id() -> str:
+    """Return a fresh, unique seal_id (32 lowercase hex characters, uuid4)."""
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True, slots=True)
+class Seal:
+    """The wax impression of one superstep.
+
+    Seal — a checkpoint. Immutable. ``aether`` is the full state after the superstep's
+    deltas were applied; ``frontier`` the Sigils active in the next superstep (empty
+    when the Invocation reached END) — resumption continues from it; ``superstep`` the
+    1-based count within the Invocation (an interrupt in superstep *n* leaves a Seal
+    numbered *n - 1* whose frontier is the interrupted one); ``timestamp`` epoch
+    seconds; ``metadata`` free-form context (see the module docstring for the keys the
+    scheduler writes). ``seal_id`` uniquely identifies the Seal for time-travel.
+    """
+
+    seal_id: str
+    aether: Mapping[str, Any]
+    frontier: tuple[str, ...]
+    superstep: int
+    timestamp: float = field(default_factory=time.time)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def parent(self) -> str | None:
+        """The seal_id this Seal continues from (``metadata["parent"]``), or None."""
+        value = self.metadata.get("parent")
+        return value if isinstance(value, str) else None
+
+    @property
+    def interrupt(self) -> Mapping[str, Any] | None:
+        """The interrupt details (``reason``, ``sigil``) when this Seal records a pause."""
+        value = self.metadata.get("interrupt")
+        return value if isinstance(value, Mapping) else None
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationSummary:
+    """One line of a Codex's index of Invocations.
+
+    ``seals`` counts the Seals in the history; ``superstep`` and ``frontier`` come from
+    the most recently written Seal; ``updated`` is its timestamp (epoch seconds);
+    ``metadata`` its metadata. ``status`` is ``"paused"`` when that Seal records an
+    interrupt, ``"done"`` when its frontier is empty, ``"incomplete"`` otherwise (the
+    run was stopped or failed after its last Seal).
+    """
+
+    invocation_id: str
+    seals: int
+    superstep: int
+    frontier: tuple[str, ...]
+    updated: float
+    metadata: Mapping[str, Any]
+
+    @property
+    def status(self) -> str:
+        """``"paused"``, ``"done"`` or ``"incomplete"`` (see the class docstring)."""
+        if isinstance(self.metadata.get("interrupt"), Mapping):
+            return "paused"
+        if not self.frontier:
+            return "done"
+        return "incomplete"
+
+
+_JSON_SCALARS = (str, int, bool, type(None))
+
+
+def find_unserialisable(value: Any, path: str = "") -> tuple[str, str] | None:
+    """Find the first value that strict JSON cannot carry.
+
+    Walks dicts (string keys only), lists and tuples. Floats must be finite. Returns
+    ``(key_path, type_name)`` — e.g. ``("messages[3].payload", "datetime")`` — or
+    ``None`` when everything serialises. ``path`` prefixes the reported key path.
+    """
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, _JSON_SCALARS):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return where or "$", f"float ({item})"
+            continue
+        if isinstance(item, Mapping):
+            children: builtins.list[tuple[str, Any]] = []
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where}[{key!r}]" if where else f"[{key!r}]", (
+                        f"{type(key).__name__} key"
+                    )
+                children.append((f"{where}.{key}" if where else key, child))
+            stack.extend(reversed(children))
+            continue
+        if isinstance(item, (builtins.list, tuple)):
+            stack.extend(
+                (f"{where}[{i}]", child) for i, child in reversed(builtins.list(enumerate(item)))
+            )
+            continue
+        return where or "$", type(item).__name__
+    return None
+
+
+class Codex(ABC):
+    """The ledger where Seals are inscribed and consulted.
+
+    Codex — a checkpoint store. Abstract async storage contract for Seals, keyed by
+    invocation_id. Histories are append-only: resuming an Invocation appends new Seals
+    after the old ones, and :meth:`get` returns the most recently written Seal (not the
+    highest superstep number). Implementations: MemoryCodex (ephemeral, for tests),
+    SqliteCodex (local file), PostgresCodex (optional extra, sanctum.codex.postgres).
+
+    Only :meth:`put`, :meth:`get` and :meth:`list` are required. The others have
+    working defaults that a store should override when it can do better:
+    :meth:`put_next` (an atomic optimistic check, which the scheduler uses so that two
+    processes resuming one Invocation never fork its history silently),
+    :meth:`get_seal`, :meth:`invocations` and :meth:`aclose`.
+    """
+
+    @abstractmethod
+    async def put(self, invocation_id: str, seal: Seal) -> None:
+        """Append a Seal to the Invocation's history.
+
+        Raises:
+            SealError: If the Seal cannot be stored (e.g. unserialisable state, for
+                persistent stores; the store is unreachable).
+        """
+
+    @abstractmethod
+    async def get(self, invocation_id: str) -> Seal | None:
+        """Return the Invocation's most recently written Seal, or None."""
+
+    @abstractmethod
+    async def list(self, invocation_id: str) -> builtins.list[Seal]:
+        """Return the Invocation's full Seal history, oldest first."""
+
+    async def put_next(
+        self, invocation_id: str, seal: Seal, *, expected_latest: str | None
+    ) -> None:
+        """Append a Seal only if the history's latest Seal is still ``expected_latest``.
+
+        Optimistic concurrency: a writer states which seal_id it believed was the most
+        recent (``None`` for an empty history). The default implementation reads then
+        writes, which is atomic only within one process; stores shared between
+        processes override it with a transaction.
+
+        Raises:
+            SealError: If another writer appended first; nothing is written.
+        """
+        latest = await self.get(invocation_id)
+        latest_id = latest.seal_id if latest is not None else None
+        if latest_id != expected_latest:
+            raise concurrent_write(invocation_id, expected_latest, latest_id)
+        await self.put(invocation_id, seal)
+
+    async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
+        """Return the Seal ``seal_id`` of the Invocation, or None when unknown."""
+        for seal in await self.list(invocation_id):
+            if seal.seal_id == seal_id:
+                return seal
+        return None
+
+    async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
+        """Return the most recently updated Invocations, newest first (at most ``limit``).
+
+        Raises:
+            NotImplementedError: If the store cannot enumerate its Invocations.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot list its invocations")
+
+    async def aclose(self) -> None:
+        """Release connections or file handles. Idempotent; the default does nothing."""
+
+
+def concurrent_write(invocation_id: str, expected: str | None, found: str | None) -> SealError:
+    """Build the SealError for a lost optimistic-concurrency race."""
+    return SealError(
+        f"invocation {invocation_id!r} was advanced by another writer: expected its latest "
+        f"seal to be {expected!r} but found {found!r}; nothing was written. Another process "
+        "is probably resuming the same invocation — wait for it, then resume again.",
+        invocation_id=invocation_id,
+        seal_id=found,
+    )

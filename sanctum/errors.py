@@ -1,0 +1,402 @@
+"""Every way a ritual may be refused or go wrong, in one tree.
+
+All of sanctum's exceptions descend from :class:`SanctumError`, so a caller can catch
+the whole family with one ``except`` clause. :class:`Interrupt` deliberately stands
+outside the tree: it is a pause (human-in-the-loop control flow), not a failure.
+
+Where the specification promises a built-in exception type (``ValueError`` from a
+router, ``TypeError`` from a non-mapping delta, ``ValueError`` from a Tome), the class
+here inherits from both, so ``except ValueError`` keeps working.
+
+Each class carries its context as keyword-only attributes and renders a message that
+reads well on its own in a terminal::
+
+    SanctumError
+    ├── RitualValidationError        a Ritual cannot be compiled into a Rite
+    ├── AetherValidationError        a write outside the declared Conduits
+    ├── RouteError (ValueError)      a router chose a Sigil that does not exist
+    ├── DeltaTypeError (TypeError)   a Sigil returned something other than a mapping
+    ├── SigilExecutionError          a Sigil raised during a superstep
+    │   └── SigilTimeoutError        ... by running past its policy's timeout
+    ├── RecursionLimitError          too many supersteps without reaching END
+    ├── SigilJoinError               a join="all" Sigil waits for predecessors that never ran
+    ├── WardRejection                a Ward vetoed a Sigil's delta
+    ├── SealError                    a Seal could not be written, read or resumed
+    ├── StreamModeError (ValueError) astream was given an unknown mode
+    ├── OracleError                  the model could not be consulted
+    │   ├── OracleConnectionError    nobody listens at the model server's address
+    │   ├── OracleTimeoutError       the model server did not answer in time
+    │   └── OracleResponseError      the model server answered with an error
+    ├── SpellError                   the Grimoire's family
+    │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
+    │   ├── SpellCallParseError      the repair layer gave up on a model's spell calls
+    │   └── SpellManifestError (ValueError)  a spell.json folder is malformed
+    └── RitualFileError              a ritual file (YAML) is malformed
+
+    Interrupt (Exception, outside the tree)  a Sigil paused the Invocation
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "AetherValidationError",
+    "DeltaTypeError",
+    "FileProblem",
+    "Interrupt",
+    "OracleConnectionError",
+    "OracleError",
+    "OracleResponseError",
+    "OracleTimeoutError",
+    "RecursionLimitError",
+    "RitualFileError",
+    "RitualValidationError",
+    "RouteError",
+    "SanctumError",
+    "SealError",
+    "SigilExecutionError",
+    "SigilJoinError",
+    "SigilTimeoutError",
+    "SpellCallParseError",
+    "SpellError",
+    "SpellExecutionError",
+    "SpellManifestError",
+    "StreamModeError",
+    "WardRejection",
+]
+
+
+class SanctumError(Exception):
+    """The root of every sanctum failure.
+
+    Catch this to handle any error the engine, the YAML layer or the adapters raise.
+    :class:`Interrupt` is not a subclass: a pause is not a failure.
+    """
+
+
+# --------------------------------------------------------------------------- ritual
+
+
+class RitualValidationError(SanctumError):
+    """The Ritual is malformed and cannot be sealed into a Rite.
+
+    Raised while building or compiling a Ritual whose graph is invalid: missing entry
+    point, edges referencing unknown Sigils, Sigils unreachable from START, or Sigils
+    without an outgoing edge. ``sigils`` names the Sigils at fault.
+    """
+
+    def __init__(self, message: str, *, sigils: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sigils: tuple[str, ...] = tuple(sigils)
+
+
+class AetherValidationError(SanctumError):
+    """A write reached for a Conduit the AetherSchema does not declare.
+
+    Raised for an initial Aether, a Sigil's delta or resumption ``updates`` that name
+    undeclared keys (schema Rites only). ``sigil`` is the writer (``None`` for input
+    and updates); ``keys`` the offending keys, sorted.
+    """
+
+    def __init__(self, message: str, *, sigil: str | None = None, keys: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.keys: tuple[str, ...] = tuple(keys)
+
+
+class RouteError(SanctumError, ValueError):
+    """A router returned a value that is neither a bound Sigil nor END.
+
+    Also raised when the value is missing from the conditional edge's ``path_map``.
+    Subclass of ``ValueError`` as the specification requires. ``sigil`` is the source
+    of the conditional edge; ``value`` what its router returned.
+    """
+
+    def __init__(self, message: str, *, sigil: str, value: object) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.value = value
+
+
+class DeltaTypeError(SanctumError, TypeError):
+    """A Sigil returned something other than a mapping.
+
+    Subclass of ``TypeError`` as the specification requires. ``sigil`` names the
+    Sigil; ``returned`` is the type name it returned.
+    """
+
+    def __init__(self, message: str, *, sigil: str, returned: str) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.returned = returned
+
+
+class SigilExecutionError(SanctumError):
+    """A Sigil failed mid-ritual and the superstep was abandoned.
+
+    The sibling Sigils of that superstep are cancelled and none of its deltas are
+    applied. ``sigil`` is the failing Sigil, ``aether`` a snapshot of the Aether at the
+    moment of failure, ``invocation_id`` the run; the original exception is chained as
+    ``__cause__``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sigil: str,
+        aether: Mapping[str, Any] | None = None,
+        invocation_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.aether: dict[str, Any] = dict(aether or {})
+        self.invocation_id = invocation_id
+
+
+class SigilTimeoutError(SigilExecutionError):
+    """A Sigil pondered past its allotted time and was cut off.
+
+    Raised when an attempt exceeds its SigilPolicy's timeout. ``timeout`` is the
+    configured bound in seconds.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sigil: str,
+        timeout: float,
+        aether: Mapping[str, Any] | None = None,
+        invocation_id: str | None = None,
+    ) -> None:
+        super().__init__(message, sigil=sigil, aether=aether, invocation_id=invocation_id)
+        self.timeout = timeout
+
+
+class RecursionLimitError(SanctumError):
+    """The ritual spun past its allotted supersteps and was cut short.
+
+    ``invocation_id`` names the run, ``sigil`` the last Sigil executed and ``limit``
+    the Rite's recursion_limit.
+    """
+
+    def __init__(self, message: str, *, invocation_id: str, sigil: str | None, limit: int) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+        self.sigil = sigil
+        self.limit = limit
+
+
+class SigilJoinError(SanctumError):
+    """The rite concluded while a join still awaited absent celebrants.
+
+    ``pending`` maps each waiting join="all" Sigil to the sorted list of static
+    predecessors it is still missing.
+    """
+
+    def __init__(self, message: str, *, pending: Mapping[str, Sequence[str]]) -> None:
+        super().__init__(message)
+        self.pending: dict[str, list[str]] = {k: sorted(v) for k, v in pending.items()}
+
+
+class WardRejection(SanctumError):
+    """A Ward vetoed a Sigil's delta.
+
+    Raise it from ``Ward.after_sigil``: the delta is discarded, a DeltaRejected Omen
+    is emitted, the superstep aborts and the Sigil's on_error policy applies if
+    present. ``reason`` says why, for the Omen and the error message.
+    """
+
+    def __init__(self, reason: str = "") -> None:
+        super().__init__(reason or "delta rejected by a Ward")
+        self.reason = reason
+
+
+class SealError(SanctumError):
+    """A Seal — a checkpoint — could not be written, read or resumed from.
+
+    Raised when resumption lacks a Codex or an invocation_id, no Seals exist, a
+    seal_id is unknown, state cannot be serialised, a store is unreachable or corrupt,
+    or another process advanced the Invocation first. ``invocation_id``, ``seal_id``
+    and ``location`` (a file path or a server address, never a password) give context
+    where known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        invocation_id: str | None = None,
+        seal_id: str | None = None,
+        location: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.invocation_id = invocation_id
+        self.seal_id = seal_id
+        self.location = location
+
+
+class StreamModeError(SanctumError, ValueError):
+    """``astream`` was given an unknown stream mode, or none at all."""
+
+
+# --------------------------------------------------------------------------- oracle
+
+
+class OracleError(SanctumError):
+    """The Oracle — the LLM adapter — could not be consulted.
+
+    Base class of all Oracle adapter failures. ``endpoint`` names the URL or model
+    file involved where known.
+    """
+
+    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+
+
+class OracleConnectionError(OracleError):
+    """No one answered at the Oracle's address (connection refused, DNS failure)."""
+
+
+class OracleTimeoutError(OracleError):
+    """The Oracle stayed silent past the allotted time (``timeout`` seconds)."""
+
+    def __init__(
+        self, message: str, *, endpoint: str | None = None, timeout: float | None = None
+    ) -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.timeout = timeout
+
+
+class OracleResponseError(OracleError):
+    """The Oracle's voice arrived, but as a refusal.
+
+    The server answered with an error status. ``status`` is the HTTP status (``None``
+    for in-process models), ``body`` a snippet of what the server said.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str | None = None,
+        status: int | None = None,
+        body: str = "",
+    ) -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.status = status
+        self.body = body
+
+
+# --------------------------------------------------------------------------- grimoire
+
+
+class SpellError(SanctumError):
+    """Base class of the Grimoire's failures (Spells — tools — and their calls)."""
+
+
+class SpellExecutionError(SpellError):
+    """A Spell could not be cast: it raised, or no Spell of that name exists.
+
+    ``spell`` names the Spell; the original exception, if any, is ``__cause__``.
+    """
+
+    def __init__(self, message: str, *, spell: str) -> None:
+        super().__init__(message)
+        self.spell = spell
+
+
+class SpellCallParseError(SpellError):
+    """The repair layer surrendered after max_repair_rounds correction-only rounds.
+
+    ``rejected`` preserves the raw text of the calls that could not be repaired, for
+    debugging; ``rounds`` is the number of consecutive correction rounds.
+    """
+
+    def __init__(self, message: str, *, rejected: Sequence[str] = (), rounds: int = 0) -> None:
+        super().__init__(message)
+        self.rejected: list[str] = list(rejected)
+        self.rounds = rounds
+
+
+class SpellManifestError(SpellError, ValueError):
+    """A spell folder's ``spell.json`` is malformed or its entrypoint cannot be resolved.
+
+    Subclass of ``ValueError`` as the specification of ``Tome.load_from_directory``
+    requires. ``path`` is the manifest or folder at fault.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+# --------------------------------------------------------------------------- spec
+
+
+@dataclass(frozen=True, slots=True)
+class FileProblem:
+    """One problem found in a ritual file, positioned for a terminal or an editor.
+
+    ``line`` and ``column`` are 1-based; ``str()`` gives ``path:line:column: message``.
+    """
+
+    path: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.column}: {self.message}"
+
+
+class RitualFileError(SanctumError):
+    """A ritual file is malformed: every problem found, each with its position.
+
+    ``problems`` lists every :class:`FileProblem` found in the file, in file order;
+    the message is one ``path:line:column: message`` line per problem. ``path``,
+    ``line`` and ``column`` repeat the first problem for convenience.
+    """
+
+    def __init__(self, problems: Sequence[FileProblem]) -> None:
+        if not problems:
+            raise ValueError("RitualFileError needs at least one problem")
+        self.problems: tuple[FileProblem, ...] = tuple(problems)
+        first = self.problems[0]
+        self.path = first.path
+        self.line = first.line
+        self.column = first.column
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+# --------------------------------------------------------------------------- interrupt
+
+
+class Interrupt(Exception):
+    """The ritual paused, awaiting words from beyond the circle.
+
+    Control-flow signal, not a failure (it does not derive from SanctumError): raised
+    by ``interrupt()`` inside a Sigil and propagated to the caller after a Seal is
+    written. ``reason`` is the caller-facing reason; ``sigil`` the Sigil that paused
+    (filled in by the scheduler); ``invocation_id`` and ``seal_id`` locate the Seal to
+    resume from when the Rite has a Codex.
+    """
+
+    def __init__(
+        self,
+        reason: str = "",
+        *,
+        sigil: str | None = None,
+        invocation_id: str | None = None,
+        seal_id: str | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.sigil = sigil
+        self.invocation_id = invocation_id
+        self.seal_id = seal_id

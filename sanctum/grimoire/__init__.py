@@ -1,0 +1,1 @@
+"""sanctum.grimoire (under construction)."""

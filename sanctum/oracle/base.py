@@ -1,0 +1,101 @@
+"""The voice consulted during the invocation, and the shape of its answers.
+
+Oracle — an LLM adapter. An Oracle receives a message transcript (dicts with ``role``
+and ``content``) plus the JSON schemas of the Spells (tools) it may request, and
+answers with an :class:`OracleResponse`: free text, zero or more :class:`SpellCall`
+requests, and usage counters. ``arcana`` identifies the concrete model. All
+implementations are local-first — the core never assumes proprietary APIs.
+
+Transcript conventions (translated to each wire format by the adapters):
+
+* ``{"role": "system" | "user", "content": str}``
+* ``{"role": "assistant", "content": str, "spell_calls": [{"spell", "arguments",
+  "call_id"}], "usage": {...}}`` — ``spell_calls`` and ``usage`` only when present.
+* ``{"role": "spell", "name": str, "call_id": str | None, "content": str}`` — the
+  result (or error text) of casting a Spell, sent back as a tool message.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Message", "Oracle", "OracleResponse", "SpellCall"]
+
+Message = dict[str, Any]
+"""One entry of the transcript: at least ``role`` and ``content``."""
+
+
+@dataclass(slots=True)
+class SpellCall:
+    """The Oracle's request to cast one Spell.
+
+    ``spell`` names the Spell, ``arguments`` matches its JSON schema (or holds
+    ``{"__malformed_json__": raw_text}`` when the model's arguments did not parse), and
+    ``call_id`` correlates the request with the result message injected back into the
+    transcript.
+    """
+
+    spell: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    call_id: str | None = None
+
+    def to_message(self) -> dict[str, Any]:
+        """The call as stored in an assistant message's ``spell_calls`` list."""
+        return {"spell": self.spell, "arguments": dict(self.arguments), "call_id": self.call_id}
+
+
+@dataclass(slots=True)
+class OracleResponse:
+    """One full answer from the Oracle.
+
+    ``text`` is the assistant's message; ``spell_calls`` the Spells it wants cast before
+    continuing (empty means the answer is final); ``usage`` free-form counters (e.g.
+    ``prompt_tokens``, ``completion_tokens``).
+    """
+
+    text: str = ""
+    spell_calls: list[SpellCall] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+class Oracle(ABC):
+    """The abstract voice every Entity consults.
+
+    Implementations set ``arcana`` (the concrete model identifier) and provide both a
+    complete-answer path (:meth:`generate`) and a token stream
+    (:meth:`stream_generate`). Implementations: ScriptedOracle (deterministic, for
+    tests), OllamaOracle (``sanctum.oracle.ollama``), OpenAICompatibleOracle
+    (``sanctum.oracle.openai_compat``) and LlamaCppOracle (``sanctum.oracle.llamacpp``).
+    """
+
+    arcana: str = "unknown"
+    """Identifier of the concrete model behind this Oracle."""
+
+    @abstractmethod
+    async def generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> OracleResponse:
+        """Answer the transcript in one piece.
+
+        ``messages`` is the conversation so far; ``spells`` the JSON schemas (name,
+        description, parameters) of the Spells the Oracle may request via spell_calls.
+
+        Raises:
+            OracleError: A subclass naming the endpoint and the likely fix.
+        """
+
+    @abstractmethod
+    def stream_generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str]:
+        """Answer the transcript as an async stream of text chunks.
+
+        Yields incremental text; pair it with a Sigil's writer to push tokens through
+        ``astream``.
+        """
+
+    async def aclose(self) -> None:
+        """Release connections held by the Oracle. The default does nothing."""

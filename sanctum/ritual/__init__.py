@@ -1,0 +1,1 @@
+"""sanctum.ritual (under construction)."""

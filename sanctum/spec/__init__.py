@@ -1,0 +1,1 @@
+"""sanctum.spec (under construction)."""

@@ -1,0 +1,1 @@
+"""sanctum.tracing (under construction)."""
