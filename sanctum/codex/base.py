@@ -115,19 +115,36 @@ _JSON_SCALARS = (str, int, bool, type(None))
 def find_unserialisable(value: Any, path: str = "") -> tuple[str, str] | None:
     """Find the first value that strict JSON cannot carry.
 
-    Walks dicts (string keys only), lists and tuples. Floats must be finite. Returns
-    ``(key_path, type_name)`` — e.g. ``("messages[3].payload", "datetime")`` — or
-    ``None`` when everything serialises. ``path`` prefixes the reported key path.
+    Walks dicts (string keys only), lists and tuples, iteratively (any depth). Floats
+    must be finite; a container that contains itself is reported as a
+    ``"circular reference"``. Returns ``(key_path, type_name)`` — e.g.
+    ``("messages[3].payload", "datetime")`` — or ``None`` when everything serialises.
+    ``path`` prefixes the reported key path.
     """
-    stack: list[tuple[str, Any]] = [(path, value)]
+    exit_marker = object()
+    active: set[int] = set()
+    checked: set[int] = set()
+    stack: builtins.list[tuple[str, Any]] = [(path, value)]
     while stack:
         where, item = stack.pop()
+        if where is exit_marker:
+            active.discard(id(item))
+            checked.add(id(item))
+            continue
         if isinstance(item, _JSON_SCALARS):
             continue
         if isinstance(item, float):
             if not math.isfinite(item):
                 return where or "$", f"float ({item})"
             continue
+        if isinstance(item, (Mapping, builtins.list, tuple)):
+            ident = id(item)
+            if ident in active:
+                return where or "$", "circular reference"
+            if ident in checked:
+                continue
+            active.add(ident)
+            stack.append((exit_marker, item))  # type: ignore[arg-type]
         if isinstance(item, Mapping):
             children: builtins.list[tuple[str, Any]] = []
             for key, child in item.items():

@@ -3,6 +3,9 @@
 The HTTP adapters (``sanctum.oracle.ollama``, ``sanctum.oracle.openai_compat``) and the
 in-process llama.cpp adapter (``sanctum.oracle.llamacpp``) import third-party packages
 and are therefore not imported here; import them from their modules.
+``OracleOutputError`` (raised by the HTTP adapters when a server could not parse the
+model's own output) lives in the stdlib-only ``sanctum.oracle._http``, together with
+``is_tool_rejection`` and ``is_model_output_failure``.
 """
 
 from sanctum.errors import (
@@ -11,15 +14,19 @@ from sanctum.errors import (
     OracleResponseError,
     OracleTimeoutError,
 )
+from sanctum.oracle._http import OracleOutputError
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
     "Message",
     "Oracle",
     "OracleConnectionError",
     "OracleError",
+    "OracleOutputError",
     "OracleResponse",
     "OracleResponseError",
     "OracleTimeoutError",
+    "ScriptedOracle",
     "SpellCall",
 ]

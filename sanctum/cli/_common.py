@@ -1,0 +1,158 @@
+"""Shared plumbing of the command modules: exit statuses, error reporting, output.
+
+Only the standard library and typer are imported here at module level, so that
+``sanctum --help`` stays as quick as a one-command Typer app; rich is imported by the
+functions that draw for people.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "EXIT_CTRL_C",
+    "EXIT_DONE",
+    "EXIT_FAILED",
+    "EXIT_PAUSED",
+    "EXIT_USAGE",
+    "describe_error",
+    "error_exit",
+    "exit_code_for",
+    "guarded",
+    "is_debug",
+    "make_console",
+    "print_json_line",
+    "set_debug",
+]
+
+EXIT_DONE = 0
+"""The ritual reached END (or the command succeeded)."""
+EXIT_FAILED = 1
+"""The ritual failed (a Sigil raised, a recursion limit, a dead model server...)."""
+EXIT_USAGE = 2
+"""Bad usage, bad input or a bad ritual file."""
+EXIT_PAUSED = 3
+"""An interrupt paused the invocation; resume it."""
+EXIT_CTRL_C = 130
+"""Ctrl-C stopped the command (the invocation stays resumable)."""
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+_debug = {"on": False}
+
+
+def set_debug(flag: bool) -> None:
+    """Show tracebacks for expected errors too (the root ``--debug`` option)."""
+    _debug["on"] = flag
+
+
+def is_debug() -> bool:
+    """Whether ``--debug`` (or ``SANCTUM_DEBUG=1``) asked for tracebacks."""
+    return _debug["on"] or os.environ.get("SANCTUM_DEBUG", "") not in ("", "0")
+
+
+def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one clear message on stderr and leave with ``code``.
+
+    Raises:
+        typer.Exit: Always, carrying ``code``.
+    """
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def exit_code_for(exc: BaseException) -> int | None:
+    """The exit status an expected error maps to, or None for an unexpected one (a bug)."""
+    from sanctum.api import RitualInputError
+    from sanctum.errors import OracleError, RitualFileError, SanctumError, SealError
+
+    if isinstance(exc, RitualFileError | SealError | RitualInputError):
+        return EXIT_USAGE
+    if isinstance(exc, OracleError | SanctumError):
+        return EXIT_FAILED
+    if isinstance(exc, OSError | UnicodeDecodeError):
+        return EXIT_USAGE
+    return None
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line-per-problem message for an expected error."""
+    from sanctum.errors import RitualFileError
+
+    if isinstance(exc, RitualFileError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"error: no such file: {exc.filename or exc}"
+    if isinstance(exc, IsADirectoryError):
+        return f"error: is a directory, not a file: {exc.filename or exc}"
+    if isinstance(exc, PermissionError):
+        return f"error: permission denied: {exc.filename or exc}"
+    if isinstance(exc, OSError) and exc.filename:
+        return f"error: cannot read {exc.filename}: {exc.strerror or exc}"
+    return f"error: {exc}"
+
+
+def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Wrap a command so expected errors print one message instead of a traceback.
+
+    Expected errors (sanctum's own, missing or unreadable files) are reported on stderr
+    and mapped to an exit status (see :func:`exit_code_for`); with ``--debug`` the
+    traceback is printed first. Ctrl-C leaves with status 130. Unexpected exceptions
+    (bugs) propagate with their traceback.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            if is_debug():
+                traceback.print_exc()
+            typer.echo("interrupted (Ctrl-C)", err=True)
+            raise typer.Exit(EXIT_CTRL_C) from None
+        except Exception as exc:
+            code = exit_code_for(exc)
+            if code is None:
+                raise
+            if is_debug():
+                traceback.print_exception(exc)
+            typer.echo(describe_error(exc), err=True)
+            raise typer.Exit(code) from None
+
+    return wrapper
+
+
+def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
+    """A rich Console for people: colour and live updates only on a terminal.
+
+    rich honours ``NO_COLOR`` and ``TERM=dumb`` and draws plainly when the stream is
+    not a terminal; ``COLUMNS`` fixes the width.
+    """
+    from rich.console import Console
+
+    return Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+
+
+def _json_default(value: Any) -> Any:
+    """Fallback for values strict JSON cannot carry: containers become lists, the rest repr."""
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return repr(value)
+
+
+def print_json_line(obj: Any) -> None:
+    """Write one JSON object on its own line to stdout and flush."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=_json_default) + "\n")
+    sys.stdout.flush()

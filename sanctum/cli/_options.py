@@ -1,0 +1,86 @@
+"""Options shared by ``run`` and ``resume`` (typer annotations only; no heavy imports)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+__all__ = [
+    "CodexOpt",
+    "JsonOpt",
+    "OracleOpt",
+    "StreamOpt",
+    "TraceOpt",
+    "split_modes",
+]
+
+STREAM_CHOICES = ("updates", "values", "omens", "tokens")
+
+StreamOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--stream",
+        "-s",
+        metavar="MODE",
+        help=(
+            "What to stream: updates (each Sigil's delta), values (the Aether after each "
+            "superstep), omens (every lifecycle event), tokens (model tokens as they "
+            "arrive). Repeat or comma-separate to combine. Default: updates."
+        ),
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON object per line (Omens, then a final result object).",
+    ),
+]
+CodexOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--codex",
+        metavar="URL",
+        envvar="SANCTUM_CODEX",
+        help=(
+            "Where Seals are kept: sqlite:///path.db, postgresql://…, memory: "
+            "(default: .sanctum/codex.db in the working directory)."
+        ),
+    ),
+]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option("--trace", metavar="PATH", help="Record a trace of the run to PATH."),
+]
+OracleOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--oracle",
+        metavar="NAME=PROVIDER:MODEL",
+        help="Override one of the ritual's oracles, e.g. --oracle local=ollama:qwen2.5:0.5b.",
+    ),
+]
+
+
+def split_modes(values: list[str] | None) -> list[str]:
+    """Flatten ``--stream`` values (repeated and/or comma-separated), checking each.
+
+    Raises:
+        typer.BadParameter: For an unknown mode.
+    """
+    modes: list[str] = []
+    for value in values or []:
+        for part in value.split(","):
+            mode = part.strip()
+            if not mode:
+                continue
+            if mode not in STREAM_CHOICES:
+                raise typer.BadParameter(
+                    f"unknown stream mode {mode!r}; choose from {', '.join(STREAM_CHOICES)}",
+                    param_hint="--stream",
+                )
+            if mode not in modes:
+                modes.append(mode)
+    return modes

@@ -1,0 +1,85 @@
+"""Drive a :class:`sanctum.api.Performance` to its end for ``run`` and ``resume``.
+
+Two audiences: ``--json`` prints one JSON object per Omen and a final result object
+for machines; otherwise :class:`sanctum.cli._view.RunView` draws for people. The exit
+status follows the result: 0 done, 1 failed, 3 paused, 130 stopped by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+from sanctum.cli._common import (
+    EXIT_CTRL_C,
+    EXIT_DONE,
+    EXIT_FAILED,
+    EXIT_PAUSED,
+    print_json_line,
+)
+
+if TYPE_CHECKING:
+    from sanctum.api import Performance, RunResult
+    from sanctum.cli._view import RunView
+
+__all__ = ["perform"]
+
+_EXIT = {"done": EXIT_DONE, "failed": EXIT_FAILED, "paused": EXIT_PAUSED}
+
+
+def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool) -> NoReturn:
+    """Run the performance, print what it shows, and leave with its exit status.
+
+    Raises:
+        typer.Exit: Always, with 0, 1, 3 or 130.
+    """
+    from sanctum.api import omen_to_dict
+
+    view: RunView | None = None
+    if not json_lines:
+        from sanctum.cli._view import RunView
+
+        view = RunView(modes=modes)
+
+    async def drive() -> RunResult:
+        async for omen in performance:
+            if view is not None:
+                view.omen(omen)
+            else:
+                print_json_line(omen_to_dict(omen))
+        assert performance.result is not None
+        return performance.result
+
+    try:
+        result = asyncio.run(drive())
+    except KeyboardInterrupt:
+        if view is not None:
+            view.stop()
+        typer.echo(
+            f"stopped by Ctrl-C; invocation {performance.invocation_id} stays resumable from "
+            f"its last Seal: {_resume(performance)}",
+            err=True,
+        )
+        raise typer.Exit(EXIT_CTRL_C) from None
+    except BaseException:
+        if view is not None:
+            view.stop()
+        raise
+    if view is not None:
+        view.finish(result)
+    else:
+        print_json_line(result.to_dict())
+    if result.status == "failed":
+        typer.echo(f"error: {result.error}", err=True)
+    elif result.status == "paused" and json_lines:
+        typer.echo(f"paused: {result.reason}\nresume with: {result.resume_command}", err=True)
+    raise typer.Exit(_EXIT[result.status])
+
+
+def _resume(performance: Performance) -> str:
+    from sanctum.api import resume_command
+
+    return resume_command(performance.invocation_id, performance.codex_url)

@@ -1,0 +1,109 @@
+"""Tables for people: invocations and seals (rich is imported by the caller's command)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from sanctum.codex.base import InvocationSummary, Seal
+
+__all__ = ["format_time", "invocation_row", "invocations_table", "seal_row", "seals_table"]
+
+
+def format_time(epoch: float) -> str:
+    """Epoch seconds as local ``YYYY-MM-DD HH:MM:SS``."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+
+
+def _ritual_of(metadata: Mapping[str, Any]) -> str:
+    record = metadata.get("ritual")
+    if isinstance(record, Mapping) and isinstance(record.get("path"), str):
+        return str(record["path"])
+    return ""
+
+
+def _display_path(path: str) -> str:
+    """A ritual path relative to the working directory when it lies below it."""
+    from pathlib import Path
+
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
+    """One invocation as JSON-ready data."""
+    interrupt = summary.metadata.get("interrupt")
+    return {
+        "invocation_id": summary.invocation_id,
+        "ritual": _ritual_of(summary.metadata) or None,
+        "status": summary.status,
+        "supersteps": summary.superstep,
+        "seals": summary.seals,
+        "frontier": list(summary.frontier),
+        "updated": summary.updated,
+        "reason": interrupt.get("reason") if isinstance(interrupt, Mapping) else None,
+    }
+
+
+def invocations_table(summaries: Sequence[InvocationSummary]) -> Table:
+    """Recent invocations: id, ritual, status, supersteps, last update."""
+    table = Table(title="Invocations", title_justify="left")
+    table.add_column("invocation", style="bold", no_wrap=True)
+    table.add_column("ritual")
+    table.add_column("status")
+    table.add_column("supersteps", justify="right")
+    table.add_column("updated", no_wrap=True)
+    colours = {"done": "green", "paused": "yellow", "incomplete": "red"}
+    for summary in summaries:
+        status = summary.status
+        table.add_row(
+            summary.invocation_id,
+            _display_path(_ritual_of(summary.metadata)),
+            f"[{colours.get(status, 'white')}]{status}[/]",
+            str(summary.superstep),
+            format_time(summary.updated),
+        )
+    return table
+
+
+def seal_row(seal: Seal) -> dict[str, Any]:
+    """One Seal as JSON-ready data (the Aether left out; see ``--values``)."""
+    interrupt = seal.interrupt
+    return {
+        "seal_id": seal.seal_id,
+        "superstep": seal.superstep,
+        "frontier": list(seal.frontier),
+        "timestamp": seal.timestamp,
+        "parent": seal.parent,
+        "interrupt": dict(interrupt) if interrupt is not None else None,
+    }
+
+
+def seals_table(invocation_id: str, seals: Sequence[Seal]) -> Table:
+    """An invocation's history: seal id, superstep, frontier, time, interrupt reason."""
+    table = Table(title=f"Seals of {invocation_id}", title_justify="left")
+    table.add_column("seal", style="bold", no_wrap=True)
+    table.add_column("superstep", justify="right")
+    table.add_column("frontier")
+    table.add_column("time", no_wrap=True)
+    table.add_column("interrupt")
+    for seal in seals:
+        interrupt = seal.interrupt
+        reason = ""
+        if interrupt is not None:
+            reason = f"{interrupt.get('sigil', '')}: {interrupt.get('reason', '')}"
+        table.add_row(
+            seal.seal_id,
+            str(seal.superstep),
+            ", ".join(seal.frontier) or "END",
+            format_time(seal.timestamp),
+            reason,
+            style="yellow" if interrupt is not None else None,
+        )
+    return table

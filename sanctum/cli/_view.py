@@ -1,0 +1,342 @@
+"""The people view of a performance: superstep lines, tokens, the final Aether.
+
+On a terminal a live line shows the running superstep — a spinner, its running Sigils
+and the elapsed time — and the last tokens the model streamed; each finished superstep
+becomes a permanent line. Off a terminal (a pipe, a file, ``NO_COLOR`` or not) the view
+prints the same permanent lines plainly and streams tokens as they arrive. Durations
+come from the Omens' own timestamps, so a replayed stream renders identically.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+from rich.tree import Tree
+
+from sanctum.cli._common import make_console
+from sanctum.omens.events import (
+    CircleEchoed,
+    DeltaRejected,
+    Omen,
+    RiteBegan,
+    SealWritten,
+    SigilBegan,
+    SigilCompleted,
+    SigilRetried,
+    SpellCallRejected,
+    SpellCallRepaired,
+    SuperstepBegan,
+    SuperstepCompleted,
+    TokenEmitted,
+)
+
+if TYPE_CHECKING:
+    from sanctum.api import RunResult
+
+__all__ = ["RunView", "aether_tree", "short"]
+
+_TOKEN_TAIL = 160
+
+
+def short(value: Any, limit: int = 120) -> str:
+    """A value on one line as compact JSON (repr when JSON refuses), cut at ``limit``."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def aether_tree(aether: Mapping[str, Any], label: str = "Aether") -> Tree:
+    """The Aether (state dict) as a rich Tree: one branch per Conduit, nested values below."""
+    tree = Tree(Text(label, style="bold"))
+    for key, value in aether.items():
+        _grow(tree, str(key), value)
+    if not aether:
+        tree.add(Text("(empty)", style="dim"))
+    return tree
+
+
+def _grow(parent: Tree, key: str, value: Any) -> None:
+    if isinstance(value, Mapping) and value:
+        branch = parent.add(Text(key, style="cyan"))
+        for child_key, child in value.items():
+            _grow(branch, str(child_key), child)
+    elif isinstance(value, list | tuple) and value and not _flat(value):
+        branch = parent.add(Text(f"{key} [{len(value)}]", style="cyan"))
+        for index, child in enumerate(value):
+            _grow(branch, f"[{index}]", child)
+    else:
+        line = Text.assemble((key, "cyan"), " = ", short(value, 400))
+        parent.add(line)
+
+
+def _flat(values: Sequence[Any]) -> bool:
+    """A short list of scalars stays on one line."""
+    return len(values) <= 8 and all(
+        isinstance(v, str | int | float | bool) or v is None for v in values
+    )
+
+
+class _LiveLine:
+    """The live renderable: spinner, superstep, running Sigils, elapsed seconds, tokens."""
+
+    def __init__(self, view: RunView) -> None:
+        self._view = view
+        self._spinner = Spinner("dots", style="magenta")
+
+    def __rich__(self) -> RenderableType:
+        view = self._view
+        running = ", ".join(view.running) or "…"
+        elapsed = time.monotonic() - view.wall_start
+        self._spinner.update(
+            text=Text.assemble(
+                (f"superstep {view.superstep}", "bold"),
+                "  ",
+                (running, "magenta"),
+                f"  {elapsed:.1f}s",
+            )
+        )
+        tail = view.token_tail()
+        if not tail:
+            return self._spinner
+        return Group(self._spinner, Text(tail, style="dim"))
+
+
+class RunView:
+    """Draws one performance for people.
+
+    Args:
+        modes: The stream modes the user asked for; ``updates`` adds each Sigil's delta,
+            ``values`` the Aether after each superstep, ``omens`` every lifecycle Omen.
+            Tokens, retries and spell-call repairs are always shown.
+        console: Where to draw (default: stdout, colour and live only on a terminal).
+    """
+
+    def __init__(self, *, modes: Sequence[str] = (), console: Console | None = None) -> None:
+        self.console = console if console is not None else make_console()
+        self.modes = frozenset(modes)
+        self.superstep = 0
+        self.frontier: tuple[str, ...] = ()
+        self.running: list[str] = []
+        self.started: float | None = None
+        self.first: float | None = None
+        self.wall_start = time.monotonic()
+        self.supersteps = 0
+        self._tokens: dict[str, str] = {}
+        self._streaming: str | None = None
+        self._live: Live | None = None
+        if self.console.is_terminal and not self.console.is_dumb_terminal:
+            self._live = Live(
+                _LiveLine(self),
+                console=self.console,
+                refresh_per_second=10,
+                transient=True,
+            )
+
+    # ------------------------------------------------------------------ omens
+
+    def omen(self, omen: Omen) -> None:
+        """Take one Omen into the view."""
+        if self.first is None:
+            self.first = omen.timestamp
+        if "omens" in self.modes and not isinstance(omen, TokenEmitted):
+            self._print(Text(f"· {_omen_line(omen)}", style="dim"))
+        if isinstance(omen, RiteBegan):
+            if omen.resumed_from:
+                self._print(Text(f"resuming from seal {omen.resumed_from}", style="dim"))
+        elif isinstance(omen, SuperstepBegan):
+            self._begin(omen)
+        elif isinstance(omen, SigilBegan):
+            if omen.sigil not in self.running:
+                self.running.append(omen.sigil)
+        elif isinstance(omen, SigilCompleted):
+            self._end_tokens(omen.sigil)
+            if omen.sigil in self.running:
+                self.running.remove(omen.sigil)
+            if "updates" in self.modes:
+                self._print(
+                    Text.assemble("  ", (omen.sigil, "cyan"), " → ", short(dict(omen.delta), 200))
+                )
+        elif isinstance(omen, SuperstepCompleted):
+            self._complete(omen)
+        elif isinstance(omen, TokenEmitted):
+            self._token(omen.sigil or "?", omen.payload)
+        elif isinstance(omen, CircleEchoed):
+            inner = omen.omen
+            if isinstance(inner, TokenEmitted):
+                self._token(f"{omen.circle}/{inner.sigil or '?'}", inner.payload)
+            elif isinstance(inner, SigilRetried | SpellCallRepaired | SpellCallRejected):
+                self.omen(inner)
+        elif isinstance(omen, SigilRetried):
+            self._print(
+                Text(
+                    f"  ↻ {omen.sigil}: retry {omen.attempt} in {omen.delay:.2f}s after "
+                    f"{omen.cause}",
+                    style="bold yellow",
+                )
+            )
+        elif isinstance(omen, SpellCallRepaired):
+            self._print(
+                Text(f"  ✚ repaired spell call {omen.spell}: {omen.detail}", style="bold yellow")
+            )
+        elif isinstance(omen, SpellCallRejected):
+            self._print(
+                Text(f"  ✗ rejected spell call {omen.spell}: {omen.reason}", style="bold red")
+            )
+        elif isinstance(omen, DeltaRejected):
+            reason = f": {omen.reason}" if omen.reason else ""
+            self._print(
+                Text(f"  ✗ {omen.ward} vetoed the delta of {omen.sigil}{reason}", style="bold red")
+            )
+        elif isinstance(omen, SealWritten) and omen.interrupted:
+            self._open_superstep_line("⏸", "paused", "bold yellow")
+
+    def _begin(self, omen: SuperstepBegan) -> None:
+        self.superstep = omen.superstep
+        self.frontier = tuple(omen.frontier)
+        self.running = []
+        self.started = omen.timestamp
+        self.wall_start = time.monotonic()
+        if self._live is not None and not self._live.is_started:
+            self._live.start()
+
+    def _complete(self, omen: SuperstepCompleted) -> None:
+        self._flush_tokens()
+        self.supersteps += 1
+        elapsed = omen.timestamp - (self.started if self.started is not None else omen.timestamp)
+        self._print(
+            Text.assemble(
+                ("✓ ", "green"),
+                (f"superstep {omen.superstep}", "bold"),
+                "  ",
+                (", ".join(self.frontier), "cyan"),
+                f"  {elapsed:.2f}s",
+            )
+        )
+        if "values" in self.modes:
+            self._print(aether_tree(omen.aether, label=f"Aether after superstep {omen.superstep}"))
+        self.started = None
+        self.frontier = ()
+        self.running = []
+
+    def _open_superstep_line(self, mark: str, word: str, style: str) -> None:
+        if self.started is None:
+            return
+        self._flush_tokens()
+        self._print(
+            Text.assemble(
+                (f"{mark} ", style),
+                (f"superstep {self.superstep}", "bold"),
+                "  ",
+                (", ".join(self.frontier), "cyan"),
+                f"  {word}",
+            )
+        )
+        self.started = None
+
+    # ------------------------------------------------------------------ tokens
+
+    def _token(self, sigil: str, payload: Any) -> None:
+        text = payload if isinstance(payload, str) else short(payload, 400)
+        self._tokens[sigil] = self._tokens.get(sigil, "") + text
+        if self._live is not None:
+            return
+        if self._streaming != sigil:
+            if self._streaming is not None:
+                self.console.file.write("\n")
+            self.console.file.write(f"  {sigil} │ ")
+            self._streaming = sigil
+        self.console.file.write(text)
+        self.console.file.flush()
+
+    def token_tail(self) -> str:
+        """The last characters streamed by a running Sigil, for the live line."""
+        for sigil in reversed(list(self._tokens)):
+            text = self._tokens[sigil].replace("\n", " ")
+            if text:
+                return f"{sigil} │ {text[-_TOKEN_TAIL:]}"
+        return ""
+
+    def _end_tokens(self, sigil: str) -> None:
+        text = self._tokens.pop(sigil, None)
+        if text is None:
+            return
+        if self._live is not None:
+            self._print(Text.assemble("  ", (sigil, "cyan"), " │ ", text))
+        elif self._streaming == sigil:
+            self.console.file.write("\n")
+            self.console.file.flush()
+            self._streaming = None
+
+    def _flush_tokens(self) -> None:
+        for sigil in list(self._tokens):
+            self._end_tokens(sigil)
+        if self._streaming is not None:
+            self.console.file.write("\n")
+            self._streaming = None
+
+    # ------------------------------------------------------------------ end
+
+    def _print(self, renderable: RenderableType) -> None:
+        if self._streaming is not None and self._live is None:
+            self.console.file.write("\n")
+            self._streaming = None
+        self.console.print(renderable)
+
+    def stop(self) -> None:
+        """Take the live line down (before an error or Ctrl-C message)."""
+        self._flush_tokens()
+        if self._live is not None and self._live.is_started:
+            self._live.stop()
+
+    def finish(self, result: RunResult) -> None:
+        """Draw how the performance ended: the status, the Aether, the invocation id."""
+        if result.status == "paused":
+            self._open_superstep_line("⏸", "paused", "bold yellow")
+        elif result.status == "failed":
+            self._open_superstep_line("✗", "failed", "bold red")
+        self.stop()
+        console = self.console
+        console.print(aether_tree(result.aether))
+        ident = Text.assemble("invocation ", (result.invocation_id, "bold"))
+        if result.status == "done":
+            console.print(Text.assemble(("✓ done", "bold green"), "  ", ident))
+        elif result.status == "failed":
+            console.print(Text.assemble(("✗ failed", "bold red"), "  ", ident))
+        else:
+            where = f" at {result.sigil}" if result.sigil else ""
+            console.print(Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident))
+            console.print(Text.assemble(("reason: ", "bold"), result.reason or "(none given)"))
+            console.print(
+                Text.assemble(("resume with: ", "bold"), (result.resume_command, "bold cyan"))
+            )
+            console.print(
+                Text(
+                    "  (add --update KEY=VALUE to answer; see `sanctum resume --help`)",
+                    style="dim",
+                )
+            )
+
+
+def _omen_line(omen: Omen) -> str:
+    """One compact line naming an Omen and its telling fields."""
+    from sanctum.api import omen_to_dict
+
+    data = omen_to_dict(omen)
+    data.pop("kind", None)
+    name = data.pop("type")
+    data.pop("timestamp", None)
+    data.pop("invocation_id", None)
+    for bulky in ("aether", "delta"):
+        if bulky in data:
+            data[bulky] = "…"
+    fields = " ".join(f"{k}={short(v, 60)}" for k, v in data.items())
+    return f"{name} {fields}"

@@ -1,0 +1,88 @@
+"""The root of the command line: ``sanctum`` and its command groups.
+
+Each command group lives in its own module and is attached here, either registered
+as a top-level command or mounted with ``add_typer`` (``sanctum trace ...``). Command
+modules import only typer at module level and load the YAML layer, the engine and rich
+inside the command function, so ``sanctum --help`` starts as fast as a bare Typer app.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sanctum.cli import graph as graph_command
+from sanctum.cli import invocations as invocations_command
+from sanctum.cli import resume as resume_command
+from sanctum.cli import run as run_command
+from sanctum.cli import schema as schema_command
+from sanctum.cli import seals as seals_command
+from sanctum.cli import test as test_command
+from sanctum.cli import trace as trace_command
+from sanctum.cli import validate as validate_command
+from sanctum.cli import watch as watch_command
+from sanctum.cli._common import set_debug
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="sanctum",
+    help=(
+        "Run, resume, stream and trace sanctum rituals — cyclic state graphs of AI "
+        "agents written as YAML files."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _print_version(value: bool) -> None:
+    """Eager ``--version``: print and leave before any command runs."""
+    if value:
+        from sanctum.__about__ import __version__
+
+        typer.echo(f"sanctum {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            envvar="SANCTUM_DEBUG",
+            help="Show Python tracebacks for expected errors too.",
+        ),
+    ] = False,
+) -> None:
+    """Run, resume, stream and trace sanctum rituals."""
+    set_debug(debug)
+
+
+run_command.register(app)
+resume_command.register(app)
+invocations_command.register(app)
+seals_command.register(app)
+app.add_typer(trace_command.app, name="trace")
+validate_command.register(app)
+graph_command.register(app)
+schema_command.register(app)
+test_command.register(app)
+watch_command.register(app)
+
+
+def main() -> None:
+    """Entry point of the ``sanctum`` console script and ``python -m sanctum``."""
+    app(prog_name="sanctum")

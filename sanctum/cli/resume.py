@@ -1,0 +1,74 @@
+"""``sanctum resume`` — continue a paused or stopped invocation."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sanctum.cli._common import guarded
+from sanctum.cli._options import CodexOpt, JsonOpt, OracleOpt, StreamOpt, TraceOpt, split_modes
+from sanctum.cli.run import _api_modes
+
+__all__ = ["register", "resume"]
+
+
+@guarded
+def resume(
+    invocation: Annotated[
+        str, typer.Option("--invocation", metavar="ID", help="The invocation to continue.")
+    ],
+    updates: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--update",
+            "-u",
+            metavar="KEY=VALUE",
+            help="A value merged into the Aether before continuing (JSON when it parses).",
+        ),
+    ] = None,
+    update_file: Annotated[
+        str | None,
+        typer.Option(
+            "--update-file", metavar="FILE", help="Updates from a JSON or YAML file; - for stdin."
+        ),
+    ] = None,
+    seal: Annotated[
+        str | None,
+        typer.Option("--seal", metavar="SEAL_ID", help="Continue from this historic Seal."),
+    ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Resume even though the ritual file changed since the run."),
+    ] = False,
+    stream: StreamOpt = None,
+    json_lines: JsonOpt = False,
+    codex: CodexOpt = None,
+    trace: TraceOpt = None,
+    oracle: OracleOpt = None,
+) -> None:
+    """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
+    from sanctum import api
+    from sanctum.cli._perform import perform
+
+    modes = split_modes(stream)
+    values: dict[str, object] = {}
+    if update_file is not None:
+        values.update(api.load_input_file(update_file))
+    values.update(api.parse_input_pairs(updates or [], option="--update"))
+    performance = api.resume(
+        invocation,
+        updates=values,
+        seal_id=seal,
+        force=force,
+        codex=codex,
+        trace_path=trace,
+        modes=_api_modes(modes, json_lines),
+        oracles=api.parse_oracle_overrides(oracle or []),
+    )
+    perform(performance, modes=modes, json_lines=json_lines)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``sanctum resume`` to the root app."""
+    app.command("resume")(resume)

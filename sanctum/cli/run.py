@@ -1,0 +1,78 @@
+"""``sanctum run`` — perform a ritual file from the start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sanctum.cli._common import guarded
+from sanctum.cli._options import CodexOpt, JsonOpt, OracleOpt, StreamOpt, TraceOpt, split_modes
+
+__all__ = ["register", "run"]
+
+
+@guarded
+def run(
+    ritual: Annotated[
+        Path, typer.Argument(metavar="RITUAL.yaml", help="The ritual file to perform.")
+    ],
+    inputs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            "-i",
+            metavar="KEY=VALUE",
+            help="An input value (parsed as JSON when it parses, else a string). Repeatable.",
+        ),
+    ] = None,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "--input-file", metavar="FILE", help="Inputs from a JSON or YAML file; - for stdin."
+        ),
+    ] = None,
+    stream: StreamOpt = None,
+    json_lines: JsonOpt = False,
+    codex: CodexOpt = None,
+    invocation: Annotated[
+        str | None,
+        typer.Option(
+            "--invocation", metavar="ID", help="The invocation id (default: a fresh one)."
+        ),
+    ] = None,
+    trace: TraceOpt = None,
+    oracle: OracleOpt = None,
+) -> None:
+    """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
+    from sanctum import api
+    from sanctum.cli._perform import perform
+
+    modes = split_modes(stream)
+    values: dict[str, object] = {}
+    if input_file is not None:
+        values.update(api.load_input_file(input_file))
+    values.update(api.parse_input_pairs(inputs or []))
+    performance = api.run(
+        ritual,
+        values,
+        codex=codex,
+        invocation_id=invocation,
+        trace_path=trace,
+        modes=_api_modes(modes, json_lines),
+        oracles=api.parse_oracle_overrides(oracle or []),
+    )
+    perform(performance, modes=modes, json_lines=json_lines)
+
+
+def _api_modes(modes: list[str], json_lines: bool) -> list[str]:
+    """Modes to ask the facade for: the user's for JSON, all a person's view needs else."""
+    if json_lines:
+        return modes or ["updates"]
+    return sorted({*modes, "omens", "tokens", "values"})
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``sanctum run`` to the root app."""
+    app.command("run")(run)

@@ -1,0 +1,45 @@
+"""``sanctum seals`` — an invocation's history of Seals (checkpoints)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sanctum.cli._common import guarded, make_console, print_json_line
+from sanctum.cli._options import CodexOpt, JsonOpt
+
+__all__ = ["register", "seals"]
+
+
+@guarded
+def seals(
+    invocation: Annotated[
+        str, typer.Option("--invocation", metavar="ID", help="The invocation to inspect.")
+    ],
+    codex: CodexOpt = None,
+    json_lines: JsonOpt = False,
+    values: Annotated[
+        bool, typer.Option("--values", help="With --json, include each Seal's full Aether.")
+    ] = False,
+) -> None:
+    """Show an invocation's Seals: seal id, superstep, frontier, time, interrupt reason."""
+    import asyncio
+
+    from sanctum.api import list_seals
+    from sanctum.cli._tables import seal_row, seals_table
+
+    history = asyncio.run(list_seals(invocation, codex))
+    if json_lines:
+        for seal in history:
+            row = seal_row(seal)
+            if values:
+                row["aether"] = dict(seal.aether)
+            print_json_line(row)
+        return
+    make_console().print(seals_table(invocation, history))
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``sanctum seals`` to the root app."""
+    app.command("seals")(seals)

@@ -1,0 +1,277 @@
+"""Turning Seals into JSON text and back, shared by every Codex (private).
+
+Every store applies the same rule (:func:`encode_seal`): the Aether, frontier and
+metadata must be strict JSON (see :func:`sanctum.codex.base.find_unserialisable`), or
+the put fails with a :class:`~sanctum.errors.SealError` naming the Sigil that wrote the
+offending Conduit, the key path and the type — before anything is written.
+
+Each Conduit value is encoded on its own, so a store can keep a value once and point
+at it from many Seals. When a list value extends the value the same Conduit held in a
+base Seal (an append-reducer conversation), :class:`EncodedValue` also carries the
+suffix — the new items only — so that a store can chain the new items to the stored
+prefix instead of repeating the whole list: storage grows with the conversation, not
+with its square.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sanctum.codex.base import Seal, find_unserialisable
+from sanctum.errors import SealError
+
+__all__ = [
+    "EncodedSeal",
+    "EncodedValue",
+    "chain_digest",
+    "check_ids",
+    "decode_json",
+    "encode_seal",
+    "extend_text",
+    "root_digest",
+]
+
+_ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+MAX_ID_LENGTH = 512
+"""Longest invocation_id or seal_id a Codex accepts, in characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedValue:
+    """One Conduit value as JSON text.
+
+    ``text`` is the full JSON text. When ``base`` is not None the value is a list that
+    extends the list whose full text is ``base``, and ``suffix`` is the JSON text of
+    the new items joined by commas (no brackets, never empty).
+    """
+
+    text: str
+    base: str | None = None
+    suffix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedSeal:
+    """A Seal checked and encoded: per-Conduit values plus frontier and metadata text."""
+
+    values: dict[str, EncodedValue]
+    frontier: str
+    metadata: str
+
+
+def root_digest(text: str) -> bytes:
+    """Content address (16 bytes) of a value stored whole."""
+    return hashlib.blake2b(b"R" + text.encode("ascii"), digest_size=16).digest()
+
+
+def chain_digest(prev: bytes, suffix: str) -> bytes:
+    """Content address (16 bytes) of a list node that appends ``suffix`` to ``prev``."""
+    return hashlib.blake2b(b"C" + prev + suffix.encode("ascii"), digest_size=16).digest()
+
+
+def extend_text(base: str, suffix: str) -> str:
+    """Return the JSON text of the list ``base`` with the items ``suffix`` appended."""
+    if base == "[]":
+        return f"[{suffix}]"
+    return f"{base[:-1]},{suffix}]"
+
+
+def check_ids(invocation_id: object, seal_id: object = "-") -> None:
+    """Refuse ids that no store can key by (empty, not text, NUL, overlong).
+
+    Raises:
+        SealError: If either id is not a non-empty str of at most 512 characters
+            without NUL characters.
+    """
+    for label, value in (("invocation_id", invocation_id), ("seal_id", seal_id)):
+        if (
+            not isinstance(value, str)
+            or not value
+            or "\x00" in value
+            or len(value) > MAX_ID_LENGTH
+        ):
+            raise SealError(
+                f"{label} must be a non-empty string of at most {MAX_ID_LENGTH} characters "
+                f"without NUL characters, got {value!r:.80}",
+                invocation_id=invocation_id if isinstance(invocation_id, str) else None,
+            )
+
+
+def _writers(seal: Seal, conduit: str) -> str:
+    writers = seal.metadata.get("writers") if isinstance(seal.metadata, Mapping) else None
+    sigils = writers.get(conduit) if isinstance(writers, Mapping) else None
+    if isinstance(sigils, (list, tuple)) and sigils:
+        names = ", ".join(repr(str(s)) for s in sigils)
+        return f"written by sigil {names}"
+    return "not written by any sigil in this superstep (it came from the input or updates)"
+
+
+def _a(type_name: str) -> str:
+    return f"an {type_name}" if type_name[:1].lower() in "aeiou" else f"a {type_name}"
+
+
+def _refuse(
+    invocation_id: str, seal: Seal, where: str, what: str, culprit: str, hint: str
+) -> SealError:
+    return SealError(
+        f"cannot seal invocation {invocation_id!r} at superstep {seal.superstep}: "
+        f"{where} holds {what}, which JSON cannot carry ({culprit}). {hint}",
+        invocation_id=invocation_id,
+        seal_id=seal.seal_id,
+    )
+
+
+_PLAIN = (
+    "Convert it to plain data (str, int, finite float, bool, None, lists, dicts with str "
+    "keys) inside that sigil."
+)
+
+
+def _dumps(value: Any) -> str:
+    return _ENCODER.encode(value)
+
+
+def _encode_part(
+    invocation_id: str, seal: Seal, value: Any, where: str, culprit: str
+) -> str:
+    """Encode ``value`` (found at key path ``where``) or raise the SealError."""
+    try:
+        text = _dumps(value)
+    except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+        found = find_unserialisable(value, where)
+        if found is not None:
+            path, type_name = found
+            raise _refuse(invocation_id, seal, path, _a(type_name), culprit, _PLAIN) from None
+        raise _refuse(
+            invocation_id, seal, where, f"a value ({exc})", culprit, _PLAIN
+        ) from None
+    return text
+
+
+def _check_part(invocation_id: str, seal: Seal, value: Any, where: str, culprit: str) -> None:
+    """Catch what the encoder silently converts (non-str dict keys)."""
+    found = find_unserialisable(value, where)
+    if found is not None:
+        path, type_name = found
+        raise _refuse(invocation_id, seal, path, _a(type_name), culprit, _PLAIN)
+
+
+def _encode_value(
+    invocation_id: str, seal: Seal, conduit: str, value: Any, base: str | None
+) -> EncodedValue:
+    culprit = _writers(seal, conduit)
+    text = _encode_part(invocation_id, seal, value, conduit, culprit)
+    if base is not None and text == base:
+        return EncodedValue(text)
+    if (
+        base is not None
+        and isinstance(value, (list, tuple))
+        and len(base) >= 2
+        and base[0] == "["
+        and len(text) > len(base)
+    ):
+        if base == "[]":
+            suffix = text[1:-1]
+        elif text.startswith(base[:-1]) and text[len(base) - 1] == ",":
+            suffix = text[len(base) : -1]
+        else:
+            suffix = ""
+        if suffix:
+            # Only the new items can hide a non-str key: the prefix text is identical.
+            added = len(json.loads(f"[{suffix}]"))
+            for index in range(len(value) - added, len(value)):
+                _check_part(invocation_id, seal, value[index], f"{conduit}[{index}]", culprit)
+            return EncodedValue(text, base, suffix)
+    _check_part(invocation_id, seal, value, conduit, culprit)
+    return EncodedValue(text)
+
+
+def encode_seal(
+    invocation_id: str, seal: Seal, bases: Mapping[str, str] | None = None
+) -> EncodedSeal:
+    """Check and encode a Seal, all or nothing.
+
+    Args:
+        invocation_id: The Invocation the Seal belongs to (for messages).
+        seal: The Seal to encode.
+        bases: ``{conduit: full JSON text}`` of a Seal this one probably continues
+            from; unchanged values and extended lists are recognised against it.
+
+    Returns:
+        The encoded Seal.
+
+    Raises:
+        SealError: If an id is unusable, the superstep is not an int, the Aether is not
+            a mapping with str keys, or anything in the Aether, frontier or metadata is
+            not strict JSON (naming the writing Sigil, the key path and the type).
+    """
+    check_ids(invocation_id, seal.seal_id)
+    if not isinstance(seal.superstep, int) or isinstance(seal.superstep, bool):
+        raise SealError(
+            f"cannot seal invocation {invocation_id!r}: superstep must be an int, "
+            f"got {type(seal.superstep).__name__}",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
+    timestamp = seal.timestamp
+    if (
+        not isinstance(timestamp, (int, float))
+        or isinstance(timestamp, bool)
+        or timestamp != timestamp
+        or timestamp in (float("inf"), float("-inf"))
+    ):
+        raise SealError(
+            f"cannot seal invocation {invocation_id!r}: timestamp must be finite epoch "
+            f"seconds, got {timestamp!r:.40}",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
+    if not isinstance(seal.aether, Mapping):
+        raise SealError(
+            f"cannot seal invocation {invocation_id!r}: the Aether must be a mapping, got "
+            f"{type(seal.aether).__name__}",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
+    bases = bases or {}
+    values: dict[str, EncodedValue] = {}
+    for conduit, value in seal.aether.items():
+        if not isinstance(conduit, str):
+            raise _refuse(
+                invocation_id,
+                seal,
+                f"[{conduit!r}]",
+                _a(f"{type(conduit).__name__} key"),
+                "Aether keys name Conduits",
+                "Use str keys.",
+            )
+        values[conduit] = _encode_value(invocation_id, seal, conduit, value, bases.get(conduit))
+    frontier = seal.frontier
+    if not isinstance(frontier, (list, tuple)) or not all(isinstance(s, str) for s in frontier):
+        raise SealError(
+            f"cannot seal invocation {invocation_id!r} at superstep {seal.superstep}: the "
+            f"frontier must be a sequence of sigil names, got {frontier!r:.120}",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
+    metadata = seal.metadata
+    if not isinstance(metadata, Mapping):
+        raise SealError(
+            f"cannot seal invocation {invocation_id!r}: metadata must be a mapping, got "
+            f"{type(metadata).__name__}",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
+    culprit = "the metadata passed to ainvoke(metadata=...) or written by the scheduler"
+    meta_text = _encode_part(invocation_id, seal, dict(metadata), "metadata", culprit)
+    _check_part(invocation_id, seal, metadata, "metadata", culprit)
+    return EncodedSeal(values, _dumps(list(frontier)), meta_text)
+
+
+def decode_json(text: str) -> Any:
+    """Parse JSON text written by :func:`encode_seal` (raises ValueError when damaged)."""
+    return json.loads(text)

@@ -1,0 +1,164 @@
+"""Opening a SqliteCodex file: pragmas, foreign-file checks, named migrations (private).
+
+Migrations are plain functions applied in order, each recorded by name in
+``sanctum_migrations`` in the same transaction that applies it, so a file always says
+exactly which schema steps it went through. A file that records a migration this
+version does not know was written by a newer sanctum and is refused rather than
+guessed at; a SQLite file holding other tables and no ``sanctum_migrations`` belongs
+to someone else and is never written to.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from sanctum.errors import SealError
+
+__all__ = ["MIGRATIONS", "open_codex_file"]
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def _migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@_migration
+def m001_seals_and_values(db: sqlite3.Connection) -> None:
+    """Values (content-addressed, list chains), Seals, and the index of Invocations."""
+    db.execute(
+        """
+        CREATE TABLE sanctum_values (
+            id INTEGER PRIMARY KEY,
+            digest BLOB NOT NULL UNIQUE,
+            prev INTEGER REFERENCES sanctum_values(id),
+            body TEXT NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE sanctum_seals (
+            seq INTEGER PRIMARY KEY,
+            invocation_id TEXT NOT NULL,
+            seal_id TEXT NOT NULL,
+            superstep INTEGER NOT NULL,
+            timestamp REAL NOT NULL,
+            frontier TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            aether TEXT NOT NULL,
+            UNIQUE (invocation_id, seal_id)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE sanctum_invocations (
+            invocation_id TEXT PRIMARY KEY,
+            latest_seq INTEGER NOT NULL,
+            latest_seal_id TEXT NOT NULL,
+            seals INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX sanctum_invocations_recent ON sanctum_invocations(latest_seq)")
+
+
+_FIX = (
+    "Point the codex at another file (e.g. --codex .sanctum/codex.db), or move this one "
+    "aside if it is a damaged codex and restore it from a backup."
+)
+
+
+def _refuse(path: str, problem: str, fix: str = _FIX) -> SealError:
+    return SealError(f"cannot open the codex {path}: {problem}. {fix}", location=path)
+
+
+def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
+    """Open (creating when absent) a SqliteCodex file and bring its schema up to date.
+
+    Args:
+        path: The database file.
+        busy_timeout: Seconds to wait for another process's write lock.
+        synchronous: SQLite ``synchronous`` pragma value (``"FULL"`` or ``"NORMAL"``).
+
+    Returns:
+        An autocommit connection (explicit ``BEGIN`` per transaction) in WAL mode.
+
+    Raises:
+        SealError: If the file cannot be opened, is not a SQLite database, belongs to
+            another application, or was written by a newer sanctum (naming the path
+            and the fix).
+    """
+    try:
+        db = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise _refuse(
+            path, f"SQLite could not open it ({exc})", "Check the path and its permissions."
+        ) from None
+    try:
+        _prepare(db, path, synchronous)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _prepare(db: sqlite3.Connection, path: str, synchronous: str) -> None:
+    try:
+        tables = {
+            row[0]
+            for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as exc:
+        raise _refuse(path, f"it is not a SQLite database or it is damaged ({exc})") from None
+    if tables and "sanctum_migrations" not in tables:
+        shown = ", ".join(sorted(tables)[:5])
+        raise _refuse(
+            path,
+            f"it is a SQLite database of another application (tables: {shown}), not a "
+            "sanctum codex; nothing was written to it",
+            "Point the codex at another file (e.g. --codex .sanctum/codex.db).",
+        )
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        _migrate(db, path)
+    except sqlite3.DatabaseError as exc:
+        raise _refuse(path, f"its schema could not be read or upgraded ({exc})") from None
+
+
+def _migrate(db: sqlite3.Connection, path: str) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS sanctum_migrations "
+            "(name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        applied = {row[0] for row in db.execute("SELECT name FROM sanctum_migrations")}
+        known = {fn.__name__ for fn in MIGRATIONS}
+        unknown = sorted(applied - known)
+        if unknown:
+            raise _refuse(
+                path,
+                f"it was written by a newer sanctum (unknown schema steps: {', '.join(unknown)})",
+                "Upgrade sanctum to open it.",
+            )
+        for fn in MIGRATIONS:
+            if fn.__name__ not in applied:
+                fn(db)
+                db.execute(
+                    "INSERT INTO sanctum_migrations (name, applied_at) VALUES (?, ?)",
+                    (fn.__name__, time.time()),
+                )
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise

@@ -1,0 +1,217 @@
+"""A Codex written in breath: it fades when the session ends.
+
+MemoryCodex — an in-memory checkpoint store, the reference implementation for tests
+and ephemeral invocations. Not shared across processes and not persistent. It applies
+the same JSON rule as the persistent stores, so a ritual that seals in memory also
+seals on disk, and it keeps encoded copies, so mutating a dict after ``put`` (or a
+Seal returned by ``get``) never alters the history.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from dataclasses import dataclass
+
+from sanctum.codex._serial import decode_json, encode_seal, extend_text
+from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.errors import SealError
+
+__all__ = ["MemoryCodex"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A stored value: whole JSON text, or new list items chained to ``prev``."""
+
+    body: str
+    prev: _Node | None = None
+
+    def text(self) -> str:
+        if self.prev is None:
+            return self.body
+        parts: builtins.list[str] = []
+        node: _Node | None = self
+        while node is not None and node.prev is not None:
+            parts.append(node.body)
+            node = node.prev
+        assert node is not None
+        text = node.body
+        for body in reversed(parts):
+            text = extend_text(text, body)
+        return text
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    seal_id: str
+    superstep: int
+    timestamp: float
+    frontier: tuple[str, ...]
+    metadata: str
+    values: dict[str, _Node]
+    order: int
+
+
+class MemoryCodex(Codex):
+    """Ephemeral in-memory ledger of Seals.
+
+    MemoryCodex — an in-memory checkpoint store. Stores histories in a plain dict keyed
+    by invocation_id. Intended for tests and short-lived local runs; contents vanish
+    with the object. Values are kept as JSON text (lists that extend the previous
+    Seal's list keep only the new items), so memory grows linearly with a conversation.
+    """
+
+    def __init__(self) -> None:
+        """Create an empty ledger."""
+        self._histories: dict[str, builtins.list[_Entry]] = {}
+        self._latest: dict[str, tuple[str, dict[str, tuple[str, _Node]]]] = {}
+        self._lock = threading.Lock()
+        self._order = 0
+
+    # ------------------------------------------------------------------ writing
+
+    def _bases(self, invocation_id: str, seal: Seal) -> dict[str, tuple[str, _Node]]:
+        """Texts and nodes of the Seal this one probably continues from."""
+        cached = self._latest.get(invocation_id)
+        parent = seal.parent
+        if cached is not None and (parent is None or cached[0] == parent):
+            return cached[1]
+        if parent is not None:
+            for entry in reversed(self._histories.get(invocation_id, ())):
+                if entry.seal_id == parent:
+                    return {name: (node.text(), node) for name, node in entry.values.items()}
+        return cached[1] if cached is not None else {}
+
+    def _write(self, invocation_id: str, seal: Seal, expected: str | None | bool) -> None:
+        """Check, encode and append under the lock (``expected=False``: no check)."""
+        bases = self._bases(invocation_id, seal)
+        encoded = encode_seal(
+            invocation_id, seal, {name: text for name, (text, _) in bases.items()}
+        )
+        history = self._histories.get(invocation_id, [])
+        if expected is not False:
+            latest = history[-1].seal_id if history else None
+            if latest != expected:
+                raise concurrent_write(invocation_id, expected, latest)  # type: ignore[arg-type]
+        if any(entry.seal_id == seal.seal_id for entry in history):
+            raise SealError(
+                f"invocation {invocation_id!r} already holds seal {seal.seal_id!r}; histories "
+                "are append-only — write a new Seal with a fresh seal_id instead",
+                invocation_id=invocation_id,
+                seal_id=seal.seal_id,
+            )
+        values: dict[str, _Node] = {}
+        for name, value in encoded.values.items():
+            base = bases.get(name)
+            if base is not None and base[0] == value.text:
+                values[name] = base[1]
+            elif base is not None and value.base is not None:
+                values[name] = _Node(value.suffix, base[1])
+            else:
+                values[name] = _Node(value.text)
+        self._order += 1
+        history.append(
+            _Entry(
+                seal.seal_id,
+                seal.superstep,
+                float(seal.timestamp),
+                tuple(seal.frontier),
+                encoded.metadata,
+                values,
+                self._order,
+            )
+        )
+        self._histories[invocation_id] = history
+        self._latest[invocation_id] = (
+            seal.seal_id,
+            {name: (encoded.values[name].text, node) for name, node in values.items()},
+        )
+
+    async def put(self, invocation_id: str, seal: Seal) -> None:
+        """Append a Seal to the Invocation's history.
+
+        Args:
+            invocation_id: The Invocation whose history grows.
+            seal: The Seal to append; a checked, encoded copy is kept.
+
+        Raises:
+            SealError: If the Seal's Aether, frontier or metadata is not strict JSON
+                (naming the Sigil, key path and type), or the history already holds
+                its seal_id. Nothing is written then.
+        """
+        with self._lock:
+            self._write(invocation_id, seal, False)
+
+    async def put_next(
+        self, invocation_id: str, seal: Seal, *, expected_latest: str | None
+    ) -> None:
+        """Append a Seal only if the history's latest Seal is still ``expected_latest``.
+
+        Atomic: the check and the append happen under one lock.
+
+        Raises:
+            SealError: If another writer appended first, or as for :meth:`put`;
+                nothing is written.
+        """
+        with self._lock:
+            self._write(invocation_id, seal, expected_latest)
+
+    # ------------------------------------------------------------------ reading
+
+    @staticmethod
+    def _thaw(entry: _Entry) -> Seal:
+        return Seal(
+            seal_id=entry.seal_id,
+            aether={name: decode_json(node.text()) for name, node in entry.values.items()},
+            frontier=entry.frontier,
+            superstep=entry.superstep,
+            timestamp=entry.timestamp,
+            metadata=decode_json(entry.metadata),
+        )
+
+    async def get(self, invocation_id: str) -> Seal | None:
+        """Return the Invocation's most recently written Seal (a fresh copy), or None."""
+        with self._lock:
+            history = self._histories.get(invocation_id)
+            return self._thaw(history[-1]) if history else None
+
+    async def list(self, invocation_id: str) -> builtins.list[Seal]:
+        """Return the Invocation's full Seal history (fresh copies), oldest first."""
+        with self._lock:
+            return [self._thaw(entry) for entry in self._histories.get(invocation_id, ())]
+
+    async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
+        """Return the Seal ``seal_id`` of the Invocation (a fresh copy), or None."""
+        with self._lock:
+            for entry in self._histories.get(invocation_id, ()):
+                if entry.seal_id == seal_id:
+                    return self._thaw(entry)
+        return None
+
+    async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
+        """Return the most recently written Invocations, newest first (at most ``limit``).
+
+        Args:
+            limit: Maximum number of summaries.
+
+        Returns:
+            One summary per Invocation, ordered by its latest write, newest first.
+        """
+        with self._lock:
+            latest = sorted(
+                ((history[-1], name, len(history)) for name, history in self._histories.items()),
+                key=lambda item: item[0].order,
+                reverse=True,
+            )[: max(limit, 0)]
+            return [
+                InvocationSummary(
+                    invocation_id=name,
+                    seals=count,
+                    superstep=entry.superstep,
+                    frontier=entry.frontier,
+                    updated=entry.timestamp,
+                    metadata=decode_json(entry.metadata),
+                )
+                for entry, name, count in latest
+            ]

@@ -1,0 +1,484 @@
+"""A Codex kept in a PostgreSQL server, shared by many machines.
+
+PostgresCodex — a checkpoint store on PostgreSQL through psycopg 3 and its connection
+pool (the ``postgres`` extra: ``pip install 'sanctum[postgres]'``). Both are imported
+when a PostgresCodex is created, never by ``import sanctum``.
+
+The layout is the SqliteCodex one: values stored once, content-addressed, lists that
+extend the parent Seal's list stored as their new items chained to the stored prefix;
+Seal rows point at values. Tables are created on first use inside ``schema`` (created
+when missing), with named, recorded migrations serialised by an advisory lock.
+
+``put_next`` holds a row lock on the Invocation's index row for the check and the
+append, so two machines resuming one Invocation can never both append after the same
+Seal. A server that is down, refuses the login or drops the connection gives a
+SealError naming ``host:port/dbname`` — never the password — and the likely fix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import json
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from types import ModuleType
+from typing import Any
+
+from sanctum.codex._serial import EncodedSeal, chain_digest, encode_seal, root_digest
+from sanctum.codex._stored import assemble_texts, decode_refs, thaw_seal
+from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.errors import SealError
+
+__all__ = ["PostgresCodex"]
+
+_SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_SEAL_COLUMNS = 'seal_id, superstep, "timestamp", frontier, metadata, aether'
+_Bases = dict[str, tuple[str, int]]
+_CACHED_INVOCATIONS = 32
+_MIGRATION_LOCK = 0x5A4E_C700_DEC0
+
+
+def _import_psycopg() -> tuple[ModuleType, ModuleType]:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError as exc:
+        raise SealError(
+            f"PostgresCodex needs psycopg 3 and psycopg_pool ({exc.name} is missing); install "
+            "the postgres extra: pip install 'sanctum[postgres]'"
+        ) from None
+    return psycopg, psycopg_pool
+
+
+def _migrations(s: str) -> list[tuple[str, list[str]]]:
+    """Named schema steps, in order, for schema ``s`` (already quoted)."""
+    return [
+        (
+            "m001_seals_and_values",
+            [
+                f"CREATE TABLE {s}.sanctum_values (id bigserial PRIMARY KEY, "
+                "digest bytea NOT NULL UNIQUE, "
+                f"prev bigint REFERENCES {s}.sanctum_values(id), body text NOT NULL)",
+                f"CREATE TABLE {s}.sanctum_seals (seq bigserial PRIMARY KEY, "
+                "invocation_id text NOT NULL, seal_id text NOT NULL, superstep bigint NOT NULL, "
+                '"timestamp" double precision NOT NULL, frontier text NOT NULL, '
+                "metadata text NOT NULL, aether text NOT NULL, UNIQUE (invocation_id, seal_id))",
+                f"CREATE TABLE {s}.sanctum_invocations (invocation_id text PRIMARY KEY, "
+                "latest_seq bigint NOT NULL, latest_seal_id text NOT NULL, seals bigint NOT NULL)",
+                f"CREATE INDEX sanctum_invocations_recent ON {s}.sanctum_invocations(latest_seq)",
+            ],
+        )
+    ]
+
+
+class PostgresCodex(Codex):
+    """A ledger of Seals kept by a PostgreSQL server.
+
+    PostgresCodex — a shared checkpoint store. Same contract and JSON rule as
+    SqliteCodex; many processes and machines may use one database at once.
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        schema: str = "public",
+        max_size: int = 4,
+        connect_timeout: float = 5.0,
+    ) -> None:
+        """Bind the ledger to a database; nothing connects until first use.
+
+        Args:
+            conninfo: A libpq URL or key=value string, e.g.
+                ``postgresql://user:secret@db.example:5432/sanctum``.
+            schema: The PostgreSQL schema holding the tables (created when missing).
+            max_size: Most pooled connections.
+            connect_timeout: Seconds to wait for a connection.
+
+        Raises:
+            SealError: If psycopg is not installed (naming the ``postgres`` extra), the
+                conninfo cannot be parsed, or ``schema`` is not a plain identifier.
+        """
+        self._psycopg, self._psycopg_pool = _import_psycopg()
+        try:
+            params = self._psycopg.conninfo.conninfo_to_dict(conninfo)
+        except self._psycopg.ProgrammingError:
+            raise SealError(
+                "the PostgreSQL connection string could not be parsed (not shown: it may hold "
+                "a password); write postgresql://user@host:port/dbname",
+            ) from None
+        host = str(params.get("host") or params.get("hostaddr") or "localhost")
+        port = str(params.get("port") or 5432)
+        dbname = str(params.get("dbname") or params.get("user") or "postgres")
+        self.location = f"{host}:{port}/{dbname}"
+        self._password = str(params.get("password") or "")
+        if not _SCHEMA_NAME.match(schema):
+            raise SealError(
+                f"schema {schema!r} is not a plain PostgreSQL identifier (letters, digits, _)",
+                location=self.location,
+            )
+        self.schema = schema
+        self._s = f'"{schema}"'
+        self._conninfo = conninfo
+        self._max_size = max_size
+        self._timeout = connect_timeout
+        self._pool: Any = None
+        self._pool_loop: asyncio.AbstractEventLoop | None = None
+        self._ready = False
+        self._latest: OrderedDict[str, tuple[str, _Bases]] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"PostgresCodex({self.location!r}, schema={self.schema!r})"
+
+    # ------------------------------------------------------------------ connections
+
+    def _scrub(self, text: str) -> str:
+        if self._password:
+            text = text.replace(self._password, "***")
+        return " ".join(text.split())
+
+    def _unreachable(self, exc: BaseException, invocation_id: str | None = None) -> SealError:
+        detail = self._scrub(str(exc)) or type(exc).__name__
+        lowered = detail.lower()
+        if "password" in lowered or "authentication" in lowered:
+            fix = (
+                "Check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the "
+                "server's pg_hba.conf."
+            )
+        elif "does not exist" in lowered:
+            fix = "Create the database or user, or point the URL at an existing one."
+        else:
+            fix = (
+                "Is the server running and listening there? Start it (e.g. pg_ctlcluster "
+                "<version> main start) or fix the host and port in the URL."
+            )
+        return SealError(
+            f"cannot use the PostgreSQL codex at {self.location}: {detail}. {fix}",
+            invocation_id=invocation_id,
+            location=self.location,
+        )
+
+    async def _open(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._pool is not None and self._pool_loop is loop:
+            return self._pool
+        psycopg = self._psycopg
+        try:
+            conn = await psycopg.AsyncConnection.connect(
+                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._timeout))
+            )
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+        try:
+            if not self._ready:
+                await self._migrate(conn)
+                self._ready = True
+        except psycopg.Error as exc:
+            raise self._unreachable(exc) from None
+        finally:
+            await conn.close()
+        pool = self._psycopg_pool.AsyncConnectionPool(
+            self._conninfo,
+            min_size=1,
+            max_size=self._max_size,
+            kwargs={"autocommit": True, "connect_timeout": max(1, round(self._timeout))},
+            timeout=self._timeout,
+            open=False,
+        )
+        await pool.open()
+        old, self._pool, self._pool_loop = self._pool, pool, loop
+        if old is not None:
+            try:
+                await old.close()
+            except Exception:
+                pass  # its loop is gone; nothing more to release
+        return pool
+
+    async def _migrate(self, conn: Any) -> None:
+        s = self._s
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+            await conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {s}.sanctum_migrations "
+                "(name text PRIMARY KEY, applied_at double precision NOT NULL)"
+            )
+            cursor = await conn.execute(f"SELECT name FROM {s}.sanctum_migrations")
+            applied = {row[0] for row in await cursor.fetchall()}
+            steps = _migrations(s)
+            unknown = sorted(applied - {name for name, _ in steps})
+            if unknown:
+                raise SealError(
+                    f"the PostgreSQL codex at {self.location} (schema {self.schema}) was "
+                    f"written by a newer sanctum (unknown schema steps: {', '.join(unknown)}). "
+                    "Upgrade sanctum to use it.",
+                    location=self.location,
+                )
+            for name, statements in steps:
+                if name in applied:
+                    continue
+                for statement in statements:
+                    await conn.execute(statement)
+                await conn.execute(
+                    f"INSERT INTO {s}.sanctum_migrations (name, applied_at) VALUES (%s, %s)",
+                    (name, time.time()),
+                )
+
+    async def aclose(self) -> None:
+        """Close the pool; a later call reconnects. Idempotent."""
+        pool, self._pool, self._pool_loop = self._pool, None, None
+        self._latest.clear()
+        if pool is not None:
+            await pool.close()
+
+    # ------------------------------------------------------------------ reading
+
+    async def _texts(self, conn: Any, ids: Iterable[int]) -> dict[int, str]:
+        wanted = sorted(set(ids))
+        if not wanted:
+            return {}
+        s = self._s
+        cursor = await conn.execute(
+            f"WITH RECURSIVE chain(id) AS (SELECT unnest(%s::bigint[]) UNION "
+            f"SELECT v.prev FROM {s}.sanctum_values AS v JOIN chain AS c ON v.id = c.id "
+            "WHERE v.prev IS NOT NULL) "
+            f"SELECT v.id, v.prev, v.body FROM {s}.sanctum_values AS v "
+            "JOIN chain AS c ON v.id = c.id",
+            (wanted,),
+        )
+        return assemble_texts(await cursor.fetchall())
+
+    async def _read(
+        self, invocation_id: str, where: str, params: tuple[Any, ...]
+    ) -> builtins.list[Seal]:
+        pool = await self._open()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                cursor = await conn.execute(
+                    f"SELECT {_SEAL_COLUMNS} FROM {self._s}.sanctum_seals {where}", params
+                )
+                rows = await cursor.fetchall()
+                ids: set[int] = set()
+                for row in rows:
+                    ids.update(decode_refs(invocation_id, row[0], self.location, row[5]).values())
+                texts = await self._texts(conn, ids)
+        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+            raise self._unreachable(exc, invocation_id) from None
+        return [thaw_seal(invocation_id, self.location, row, texts) for row in rows]
+
+    async def get(self, invocation_id: str) -> Seal | None:
+        """Return the Invocation's most recently written Seal, or None.
+
+        Raises:
+            SealError: If the server cannot be used or the Seal row was damaged.
+        """
+        seals = await self._read(
+            invocation_id, "WHERE invocation_id = %s ORDER BY seq DESC LIMIT 1", (invocation_id,)
+        )
+        return seals[0] if seals else None
+
+    async def list(self, invocation_id: str) -> builtins.list[Seal]:
+        """Return the Invocation's full Seal history, oldest first.
+
+        Raises:
+            SealError: If the server cannot be used or a Seal row was damaged.
+        """
+        return await self._read(
+            invocation_id, "WHERE invocation_id = %s ORDER BY seq", (invocation_id,)
+        )
+
+    async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
+        """Return the Seal ``seal_id`` of the Invocation, or None when unknown.
+
+        Raises:
+            SealError: If the server cannot be used or the Seal row was damaged.
+        """
+        seals = await self._read(
+            invocation_id, "WHERE invocation_id = %s AND seal_id = %s", (invocation_id, seal_id)
+        )
+        return seals[0] if seals else None
+
+    async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
+        """Return the most recently written Invocations, newest first (at most ``limit``).
+
+        Raises:
+            SealError: If the server cannot be used.
+        """
+        pool = await self._open()
+        s = self._s
+        try:
+            async with pool.connection() as conn:
+                cursor = await conn.execute(
+                    "SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s.\"timestamp\", "
+                    f"s.frontier, s.metadata FROM {s}.sanctum_invocations AS i "
+                    f"JOIN {s}.sanctum_seals AS s ON s.seq = i.latest_seq "
+                    "ORDER BY i.latest_seq DESC LIMIT %s",
+                    (max(limit, 0),),
+                )
+                rows = await cursor.fetchall()
+        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+            raise self._unreachable(exc) from None
+        out: builtins.list[InvocationSummary] = []
+        for invocation_id, count, seal_id, superstep, timestamp, frontier, metadata in rows:
+            seal = thaw_seal(
+                invocation_id,
+                self.location,
+                (seal_id, superstep, timestamp, frontier, metadata, "{}"),
+                {},
+            )
+            out.append(
+                InvocationSummary(
+                    invocation_id=invocation_id,
+                    seals=int(count),
+                    superstep=seal.superstep,
+                    frontier=seal.frontier,
+                    updated=seal.timestamp,
+                    metadata=seal.metadata,
+                )
+            )
+        return out
+
+    # ------------------------------------------------------------------ writing
+
+    async def _bases(self, pool: Any, invocation_id: str, seal: Seal) -> _Bases:
+        cached = self._latest.get(invocation_id)
+        parent = seal.parent
+        if cached is not None and (parent is None or cached[0] == parent):
+            return cached[1]
+        if parent is None:
+            return {}
+        try:
+            async with pool.connection() as conn:
+                cursor = await conn.execute(
+                    f"SELECT aether FROM {self._s}.sanctum_seals "
+                    "WHERE invocation_id = %s AND seal_id = %s",
+                    (invocation_id, parent),
+                )
+                row = await cursor.fetchone()
+                if row is None:
+                    return cached[1] if cached is not None else {}
+                refs = decode_refs(invocation_id, parent, self.location, row[0])
+                texts = await self._texts(conn, refs.values())
+        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout, SealError):
+            return {}  # only a hint: the put itself reports real trouble
+        return {name: (texts[i], i) for name, i in refs.items() if i in texts}
+
+    async def _store_value(self, conn: Any, digest: bytes, prev: int | None, body: str) -> int:
+        s = self._s
+        cursor = await conn.execute(
+            f"INSERT INTO {s}.sanctum_values (digest, prev, body) VALUES (%s, %s, %s) "
+            "ON CONFLICT (digest) DO NOTHING RETURNING id",
+            (digest, prev, body),
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            cursor = await conn.execute(
+                f"SELECT id FROM {s}.sanctum_values WHERE digest = %s", (digest,)
+            )
+            row = await cursor.fetchone()
+        return int(row[0])
+
+    async def _append(
+        self, conn: Any, invocation_id: str, seal: Seal, encoded: EncodedSeal, bases: _Bases
+    ) -> _Bases:
+        s = self._s
+        refs: dict[str, int] = {}
+        written: _Bases = {}
+        for name, value in encoded.values.items():
+            base = bases.get(name)
+            if base is not None and base[0] == value.text:
+                value_id = base[1]
+            elif base is not None and value.base is not None:
+                digest = chain_digest(base[1].to_bytes(8, "big"), value.suffix)
+                value_id = await self._store_value(conn, digest, base[1], value.suffix)
+            else:
+                value_id = await self._store_value(conn, root_digest(value.text), None, value.text)
+            refs[name] = value_id
+            written[name] = (value.text, value_id)
+        cursor = await conn.execute(
+            f"INSERT INTO {s}.sanctum_seals (invocation_id, {_SEAL_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq",
+            (
+                invocation_id,
+                seal.seal_id,
+                seal.superstep,
+                float(seal.timestamp),
+                encoded.frontier,
+                encoded.metadata,
+                json.dumps(refs, separators=(",", ":")),
+            ),
+        )
+        seq = (await cursor.fetchone())[0]
+        await conn.execute(
+            f"UPDATE {s}.sanctum_invocations SET latest_seq = %s, latest_seal_id = %s, "
+            "seals = seals + 1 WHERE invocation_id = %s",
+            (seq, seal.seal_id, invocation_id),
+        )
+        return written
+
+    async def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
+        pool = await self._open()
+        bases = await self._bases(pool, invocation_id, seal)
+        encoded = encode_seal(invocation_id, seal, {k: t for k, (t, _) in bases.items()})
+        psycopg = self._psycopg
+        s = self._s
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                await conn.execute(
+                    f"INSERT INTO {s}.sanctum_invocations "
+                    "(invocation_id, latest_seq, latest_seal_id, seals) VALUES (%s, 0, '', 0) "
+                    "ON CONFLICT (invocation_id) DO NOTHING",
+                    (invocation_id,),
+                )
+                cursor = await conn.execute(
+                    f"SELECT latest_seal_id, seals FROM {s}.sanctum_invocations "
+                    "WHERE invocation_id = %s FOR UPDATE",
+                    (invocation_id,),
+                )
+                row = await cursor.fetchone()
+                latest = row[0] if row is not None and row[1] > 0 else None
+                if check and latest != expected:
+                    raise concurrent_write(invocation_id, expected, latest)
+                written = await self._append(conn, invocation_id, seal, encoded, bases)
+        except psycopg.errors.UniqueViolation:
+            raise SealError(
+                f"invocation {invocation_id!r} already holds seal {seal.seal_id!r} in "
+                f"{self.location}; histories are append-only — write a new Seal with a fresh "
+                "seal_id instead",
+                invocation_id=invocation_id,
+                seal_id=seal.seal_id,
+                location=self.location,
+            ) from None
+        except (psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+            raise self._unreachable(exc, invocation_id) from None
+        self._latest[invocation_id] = (seal.seal_id, written)
+        self._latest.move_to_end(invocation_id)
+        while len(self._latest) > _CACHED_INVOCATIONS:
+            self._latest.popitem(last=False)
+
+    async def put(self, invocation_id: str, seal: Seal) -> None:
+        """Append a Seal to the Invocation's history; committed before this returns.
+
+        Raises:
+            SealError: If the state is not strict JSON (naming the Sigil, key path and
+                type), the history already holds the seal_id, or the server cannot be
+                used. Nothing is written then.
+        """
+        await self._write(invocation_id, seal, False, None)
+
+    async def put_next(
+        self, invocation_id: str, seal: Seal, *, expected_latest: str | None
+    ) -> None:
+        """Append a Seal only if the history's latest Seal is still ``expected_latest``.
+
+        The check and the append share one transaction holding the Invocation's row
+        lock, so the check holds across processes and machines.
+
+        Raises:
+            SealError: If another writer appended first, or as for :meth:`put`;
+                nothing is written.
+        """
+        await self._write(invocation_id, seal, True, expected_latest)

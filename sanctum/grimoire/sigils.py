@@ -1,0 +1,207 @@
+"""Ready-made Sigils that consult Oracles, summon Entities and cast Spells.
+
+Public factories a library user can call as well as the YAML compiler does (the ritual
+file is sugar over these): :func:`oracle_sigil` (one model call, tokens streamed through
+the writer, usage attached), :func:`agent_sigil` (a ``summon`` ReAct loop mounted as a
+Circle over a messages Conduit) and :func:`spell_sigil` (cast one Spell). Standard
+library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sanctum.grimoire.spell import Spell
+from sanctum.grimoire.summon import DEFAULT_ROLE, summon
+from sanctum.grimoire.tome import Tome
+from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.wards.base import Ward
+
+__all__ = ["agent_sigil", "oracle_sigil", "spell_sigil"]
+
+Text = str | Callable[[Mapping[str, Any]], str]
+"""Literal text, or a function of the Aether rendering it."""
+
+
+def _text(value: Text | None, aether: Mapping[str, Any]) -> str | None:
+    if value is None:
+        return None
+    return value(aether) if callable(value) else value
+
+
+async def _consult(
+    oracle: Oracle, messages: list[Message], writer: Any, stream: bool, scrub: Callable[[str], str]
+) -> OracleResponse:
+    if not stream:
+        return await oracle.generate(messages)
+    stream_response = getattr(oracle, "stream_response", None)
+    if stream_response is not None:
+        final: OracleResponse | None = None
+        parts: list[str] = []
+        async for item in stream_response(messages):
+            if isinstance(item, OracleResponse):
+                final = item
+            else:
+                parts.append(str(item))
+                writer(scrub(str(item)))
+        return final if final is not None else OracleResponse(text="".join(parts))
+    parts = []
+    async for chunk in oracle.stream_generate(messages):
+        parts.append(chunk)
+        writer(scrub(chunk))
+    return OracleResponse(text="".join(parts))
+
+
+def oracle_sigil(
+    oracle: Oracle,
+    prompt: Text,
+    output: str,
+    *,
+    system: Text | None = None,
+    stream_tokens: bool = True,
+    messages: str | None = None,
+    append_output: bool = False,
+    scrub: Callable[[str], str] | None = None,
+) -> Callable[[Mapping[str, Any], Any], Any]:
+    """Build a Sigil that consults an Oracle once with a rendered prompt.
+
+    Oracle — an LLM adapter. The prompt (and optional system prompt) is rendered from
+    the Aether, sent as a one-turn transcript, and the answer's text is written to
+    ``output``. With ``stream_tokens`` every chunk is pushed through the writer as a
+    TokenEmitted Omen while the model speaks. With ``messages`` the assistant message,
+    carrying the Oracle's ``usage`` counters, is appended to that Conduit too — which is
+    what a UsageWard tallies.
+
+    Args:
+        oracle: The voice to consult.
+        prompt: User prompt text, or a function of the Aether rendering it.
+        output: Conduit receiving the answer's text.
+        system: Optional system prompt (text or function of the Aether).
+        stream_tokens: Stream chunks through the writer (``TokenEmitted``).
+        messages: Optional append Conduit receiving ``[assistant message]``.
+        append_output: Write ``[text]`` instead of ``text`` (for an append Conduit).
+        scrub: Applied to every streamed chunk before it leaves (e.g. secret masking).
+
+    Returns:
+        An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
+    """
+    clean: Callable[[str], str] = scrub if scrub is not None else (lambda text: text)
+
+    async def consult_oracle(aether: Mapping[str, Any], writer: Any) -> dict[str, Any]:
+        transcript: list[Message] = []
+        system_text = _text(system, aether)
+        if system_text:
+            transcript.append({"role": "system", "content": system_text})
+        transcript.append({"role": "user", "content": _text(prompt, aether) or ""})
+        response = await _consult(oracle, transcript, writer, stream_tokens, clean)
+        delta: dict[str, Any] = {output: [response.text] if append_output else response.text}
+        if messages is not None:
+            message: Message = {"role": "assistant", "content": response.text}
+            if response.usage:
+                message["usage"] = dict(response.usage)
+            delta[messages] = [message]
+        return delta
+
+    return consult_oracle
+
+
+def agent_sigil(
+    oracle: Oracle,
+    tome: Tome | None = None,
+    *,
+    name: str = "agent",
+    role: str = DEFAULT_ROLE,
+    spell_calling: str = "native",
+    max_repair_rounds: int = 2,
+    recursion_limit: int = 25,
+    prompt: Text | None = None,
+    messages: str = "messages",
+    output: str | None = None,
+    wards: Sequence[Ward] | None = None,
+) -> Callable[[Mapping[str, Any], Any], Any]:
+    """Build a Sigil that runs an Entity (a ``summon`` ReAct loop) as a Circle.
+
+    Entity — an agent. The loop starts from the transcript in the ``messages`` Conduit
+    (plus the rendered ``prompt`` as a user message, when given); every inner Omen is
+    echoed outward as ``CircleEchoed``; the delta holds only the new messages (the
+    prompt, the assistant turns and spell results) for the append Conduit ``messages``
+    and, with ``output``, the final answer's text.
+
+    Args:
+        oracle: The voice the Entity consults.
+        tome: The Spells it may cast.
+        name: The Circle's name in echoed Omens.
+        role: The Entity's system prompt.
+        spell_calling: ``"native"``, ``"prompted"`` or ``"auto"`` (see ``summon``).
+        max_repair_rounds: Correction-only rounds tolerated (see ``summon``).
+        recursion_limit: Superstep bound of the inner loop.
+        prompt: Optional user message (text or function of the Aether).
+        messages: The outer append Conduit holding the transcript.
+        output: Optional Conduit receiving the final answer's text.
+        wards: Wards for the inner loop (e.g. a RedactWard for secrets).
+
+    Returns:
+        An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
+
+    Raises:
+        ValueError: If ``spell_calling`` names an unknown strategy.
+    """
+    from sanctum.ritual import circle
+
+    entity = summon(
+        oracle,
+        tome,
+        role,
+        spell_calling=spell_calling,
+        max_repair_rounds=max_repair_rounds,
+        recursion_limit=recursion_limit,
+        wards=wards,
+    )
+    mounted = circle(name, entity)
+
+    async def run_entity(aether: Mapping[str, Any], writer: Any) -> dict[str, Any]:
+        start = list(aether.get(messages) or [])
+        asked: list[Message] = []
+        text = _text(prompt, aether)
+        if text:
+            asked.append({"role": "user", "content": text})
+        written = await mounted({"messages": [*start, *asked]}, writer)
+        new_messages = list(written.get("messages", []))
+        delta: dict[str, Any] = {messages: [*asked, *new_messages]}
+        if output is not None:
+            answers = [m for m in new_messages if m.get("role") == "assistant"]
+            delta[output] = str(answers[-1].get("content", "")) if answers else ""
+        return delta
+
+    return run_entity
+
+
+def spell_sigil(
+    spell: Spell,
+    arguments: Mapping[str, Any] | Callable[[Mapping[str, Any]], Mapping[str, Any]],
+    output: str | None = None,
+) -> Callable[[Mapping[str, Any]], Any]:
+    """Build a Sigil that casts one Spell with arguments computed from the Aether.
+
+    Spell — a tool. The result is written to ``output`` as returned by the Spell
+    (``None`` output: the Sigil writes nothing).
+
+    Args:
+        spell: The Spell to cast.
+        arguments: Fixed keyword arguments, or a function of the Aether returning them.
+        output: Conduit receiving the Spell's result.
+
+    Returns:
+        An async Sigil ``fn(aether) -> dict[str, Any]``.
+
+    Raises:
+        SpellExecutionError: (from the Sigil) when the Spell raises.
+    """
+
+    async def cast_spell(aether: Mapping[str, Any]) -> dict[str, Any]:
+        given = arguments(aether) if callable(arguments) else arguments
+        result = await spell.execute(dict(given))
+        return {} if output is None else {output: result}
+
+    return cast_spell

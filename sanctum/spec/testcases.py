@@ -1,0 +1,244 @@
+"""Smoke tests for ritual files: ``*.test.yaml`` cases run by ``sanctum test``.
+
+A test file names a ritual and lists cases; each case gives inputs, scripted answers
+for the ritual's oracles, the resumption updates to send after each interrupt, and the
+expected outcome::
+
+    # yaml-language-server: $schema=../schema/ritual-test.schema.json
+    ritual: hello.yaml
+    cases:
+      - name: greets Ada
+        inputs: {name: Ada}
+        responses:                 # oracle -> answers (or sigil -> answers)
+          bard: ["Hail, Ada!"]
+        resume:                    # updates sent after each interrupt, in order
+          - {approved: true}
+        expect:
+          status: done             # done | interrupted | failed
+          aether: {greeting: "Hail, Ada!"}   # these keys must equal these values
+          interrupts: ["Approve"]  # each pause's reason contains this text
+          error: null              # for failed: text the error message contains
+
+Every case runs offline: oracles named under ``responses`` become ScriptedOracles,
+and Seals go to a MemoryCodex.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from sanctum.errors import Interrupt, RitualFileError, SanctumError
+from sanctum.spec.diagnostics import Problems
+from sanctum.spec.loader import load_yaml_file
+from sanctum.spec.models import ScriptedOracleSpec, ScriptLine
+
+__all__ = ["RitualTestCase", "RitualTestExpect", "RitualTestSpec", "TestResult", "run_ritual_tests"]
+
+TEST_SUFFIX = ".test.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class RitualTestExpect(_Strict):
+    """What a case expects at the end."""
+
+    status: Literal["done", "interrupted", "failed"] = Field(
+        "done", description="done: reached END; interrupted: paused after the last resume; "
+        "failed: raised an error."
+    )
+    aether: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Conduits that must hold exactly these values."
+    )
+    interrupts: list[str] = Field(
+        default_factory=list, description="Text each interrupt's reason contains, in order."
+    )
+    error: str | None = Field(None, description="Text the failure's message contains.")
+
+
+class RitualTestCase(_Strict):
+    """One run of the ritual with inputs, scripted answers and resumptions."""
+
+    name: str = Field(description="The case's name in reports.")
+    inputs: dict[str, JsonValue] = Field(default_factory=dict, description="The run's input.")
+    responses: dict[str, list[ScriptLine] | dict[str, list[ScriptLine]]] = Field(
+        default_factory=dict,
+        description="Oracle name -> scripted answers (a list, or sigil -> list).",
+    )
+    resume: list[dict[str, JsonValue]] = Field(
+        default_factory=list, description="Updates sent after each interrupt, in order."
+    )
+    expect: RitualTestExpect = Field(
+        default_factory=RitualTestExpect, description="The expected outcome."
+    )
+
+
+class RitualTestSpec(_Strict):
+    """A ``*.test.yaml`` file: the ritual under test and its cases."""
+
+    ritual: str = Field(description="The ritual file, relative to this file.")
+    cases: list[RitualTestCase] = Field(description="The cases.")
+
+
+@dataclass
+class TestResult:
+    """The outcome of one case.
+
+    Attributes:
+        file: The test file.
+        name: The case's name.
+        passed: Whether every expectation held.
+        message: Why it failed ("" when it passed).
+        status: What happened: done, interrupted or failed.
+        duration: Wall time in seconds.
+        aether: The last Aether seen (final, or at the last interrupt).
+    """
+
+    __test__ = False  # not a pytest class
+
+    file: str
+    name: str
+    passed: bool
+    message: str = ""
+    status: str = ""
+    duration: float = 0.0
+    aether: dict[str, Any] = field(default_factory=dict)
+
+
+def load_test_file(path: str | Path) -> RitualTestSpec:
+    """Read a ``*.test.yaml`` file strictly.
+
+    Raises:
+        RitualFileError: For any problem, as ``path:line:column: message``.
+    """
+    loaded = load_yaml_file(path)
+    try:
+        return RitualTestSpec.model_validate(loaded.data)
+    except ValidationError as exc:
+        problems = Problems(loaded)
+        problems.from_validation(exc, RitualTestSpec)
+        problems.raise_if_any()
+        raise  # pragma: no cover
+
+
+async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult:
+    from sanctum.codex.memory import MemoryCodex
+    from sanctum.spec.compiler import compile_ritual, load_ritual
+
+    started = time.perf_counter()
+    status, message, aether = "done", "", {}
+    reasons: list[str] = []
+    try:
+        spec = load_ritual(ritual)
+        oracles = dict(spec.oracles)
+        for name, lines in case.responses.items():
+            if name not in oracles:
+                raise ValueError(f"responses name oracle {name!r}, which the ritual lacks")
+            oracles[name] = ScriptedOracleSpec(provider="scripted", responses=lines)
+        patched = spec.model_copy(update={"oracles": oracles})
+        patched._source = spec._source
+        rite = compile_ritual(patched, codex=MemoryCodex())
+        given = {
+            k: v.default for k, v in spec.inputs.items() if "default" in v.model_fields_set
+        }
+        given.update(case.inputs)
+        invocation = "sanctum-test"
+        updates = list(case.resume)
+        try:
+            aether = await rite.ainvoke(given, invocation_id=invocation)
+        except Interrupt as pause:
+            reasons.append(pause.reason)
+            while True:
+                if not updates:
+                    status = "interrupted"
+                    break
+                try:
+                    aether = await rite.ainvoke(invocation_id=invocation, updates=updates.pop(0))
+                    break
+                except Interrupt as again:
+                    reasons.append(again.reason)
+        if status == "interrupted" and rite.codex is not None:
+            seal = await rite.codex.get(invocation)
+            aether = dict(seal.aether) if seal is not None else {}
+    except (SanctumError, ValueError, TypeError, RuntimeError) as exc:
+        status, message = "failed", f"{type(exc).__name__}: {exc}"
+    failures = _compare(case, status, message, dict(aether), reasons)
+    return TestResult(
+        file=file,
+        name=case.name,
+        passed=not failures,
+        message="; ".join(failures),
+        status=status,
+        duration=time.perf_counter() - started,
+        aether=dict(aether),
+    )
+
+
+def _compare(
+    case: RitualTestCase, status: str, error: str, aether: Mapping[str, Any], reasons: list[str]
+) -> list[str]:
+    expect = case.expect
+    failures = []
+    if status != expect.status:
+        detail = f" ({error})" if error else ""
+        failures.append(f"expected status {expect.status}, got {status}{detail}")
+    for key, value in expect.aether.items():
+        if key not in aether:
+            failures.append(f"aether has no {key!r}")
+        elif aether[key] != value:
+            failures.append(f"aether[{key!r}] is {aether[key]!r}, expected {value!r}")
+    for index, text in enumerate(expect.interrupts):
+        if index >= len(reasons):
+            failures.append(f"expected interrupt {index + 1} ({text!r}) never came")
+        elif text not in reasons[index]:
+            failures.append(f"interrupt {index + 1} said {reasons[index]!r}, expected {text!r}")
+    if expect.error is not None and expect.error not in error:
+        failures.append(f"error {error!r} does not contain {expect.error!r}")
+    return failures
+
+
+def _test_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(path.rglob(f"*{TEST_SUFFIX}"))
+    return [path]
+
+
+def run_ritual_tests(path: str | Path) -> list[TestResult]:
+    """Run every case of a test file, or of every ``*.test.yaml`` under a folder.
+
+    A test file that cannot be read, or names a ritual with problems, yields one
+    failed result carrying the ``path:line:column`` messages.
+
+    Args:
+        path: A ``*.test.yaml`` file or a folder to search.
+
+    Returns:
+        One TestResult per case, in file and case order.
+
+    Raises:
+        RuntimeError: If called from a running event loop (use ``arun_ritual_tests``).
+    """
+    return asyncio.run(arun_ritual_tests(path))
+
+
+async def arun_ritual_tests(path: str | Path) -> list[TestResult]:
+    """Async form of :func:`run_ritual_tests`."""
+    results: list[TestResult] = []
+    for file in _test_files(Path(path)):
+        try:
+            spec = load_test_file(file)
+        except RitualFileError as exc:
+            results.append(TestResult(str(file), file.name, False, str(exc), "failed"))
+            continue
+        ritual = file.parent / spec.ritual
+        for case in spec.cases:
+            results.append(await _run_case(ritual, case, str(file)))
+    return results

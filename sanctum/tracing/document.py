@@ -1,0 +1,278 @@
+"""The trace document: what a ``.sanctum-trace.json`` file holds, and how it is built.
+
+Format (``"format": "sanctum-trace"``, ``"version": 1``) — one JSON object::
+
+    {
+      "format": "sanctum-trace", "version": 1,
+      "invocation_id": str | null, "resumed_from": seal_id | null,
+      "status": "completed" | "interrupted" | "failed" | "incomplete",
+      "started_at": epoch s | null, "ended_at": epoch s | null, "duration": s | null,
+      "graph": {"sigils": [...], "edges": {src: [dst]}, "conditional_edges": {...},
+                "joins": [...], "entry": [...]} | null,
+      "supersteps": [{"superstep": n, "frontier": [names], "started_at", "ended_at",
+                      "duration", "sigils": [{"sigil", "started_at", "ended_at",
+                      "duration", "status", "attempts", "delta_keys"}]}],
+      "deltas":      [{"superstep", "sigil", "timestamp", "delta"}],
+      "spell_calls": [{"superstep", "sigil", "spell", "call_id", "arguments", "status",
+                       "result", "result_sigil", "result_superstep"}],
+      "retries":     [{"superstep", "sigil", "attempt", "cause", "delay", "timestamp"}],
+      "repairs":     [{"superstep", "sigil", "spell", "call_id", "detail", "raw",
+                       "arguments", "timestamp"}],
+      "rejections":  [{"kind": "spell", "superstep", "sigil", "spell", "call_id",
+                       "reason", "raw", "timestamp"}
+                      | {"kind": "delta", "superstep", "sigil", "ward", "reason",
+                         "timestamp"}],
+      "seals":       [{"superstep", "seal_id", "interrupted", "timestamp"}],
+      "tokens":      [{"superstep", "sigil", "payload", "timestamp"}],
+      "interrupt": {"sigil", "reason", "seal_id", "superstep"} | null,
+      "failure":   {"type", "message", "sigil"} | null,
+      "final_aether": {...} | null,
+      "omen_counts": {omen class name: n},
+      "other_omens": [{"type", ...fields}],
+      "circles": [{"circle", "sigil", "superstep", "trace": {...same keys, no
+                   format/version, graph null...}}]
+    }
+
+Sigil ``status`` is ``completed``, ``rejected`` (a Ward vetoed the delta), ``failed``,
+``interrupted`` (the Sigil that paused), ``aborted`` (cancelled with its superstep) or
+``running`` (still running when the trace was written). Durations are seconds,
+timestamps epoch seconds. Spell calls come from the deltas: assistant messages'
+``spell_calls`` entries, matched with ``role: "spell"`` (or ``"tool"``) result messages
+by ``call_id`` — or by Spell name, in order, when the id is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sanctum.errors import Interrupt
+from sanctum.tracing.journal import Chronicle
+from sanctum.wards._jsonable import jsonable
+
+__all__ = ["TRACE_FORMAT", "TRACE_VERSION", "assemble", "extract_spell_calls"]
+
+TRACE_FORMAT = "sanctum-trace"
+"""The value of a trace document's ``format`` key."""
+
+TRACE_VERSION = 1
+"""The trace document version this sanctum writes and reads."""
+
+Entry = dict[str, Any]
+
+
+def assemble(
+    chronicle: Chronicle,
+    *,
+    graph: Mapping[str, Any] | None,
+    error: BaseException | None = None,
+) -> dict[str, Any]:
+    """Build the trace document of one chronicle (and its Circles, recursively).
+
+    Args:
+        chronicle: What the recorder captured.
+        graph: The Rite's manifest (already JSON data), or None when unknown.
+        error: The exception that ended the Invocation, if the caller knows it (an
+            ``Interrupt`` makes the status ``interrupted``, anything else ``failed``).
+
+    Returns:
+        The trace document (JSON data), keys as in this module's docstring.
+    """
+    body = _body(chronicle, error)
+    return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "graph": graph, **body}
+
+
+def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
+    supersteps = [_superstep(step) for step in chronicle.supersteps]
+    interrupt = _interrupt(chronicle, error)
+    failure = None if error is None or isinstance(error, Interrupt) else _failure(error)
+    if chronicle.manifested and error is None:
+        status = "completed"
+    elif interrupt is not None:
+        status = "interrupted"
+    elif failure is not None:
+        status = "failed"
+    else:
+        status = "incomplete"
+    if status != "completed":
+        _settle_unfinished(supersteps, interrupt, failure)
+    ended_at = chronicle.ended_at if chronicle.manifested else chronicle.last_at
+    started_at = chronicle.started_at
+    return {
+        "invocation_id": chronicle.invocation_id,
+        "resumed_from": chronicle.resumed_from,
+        "status": status,
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "duration": None if started_at is None or ended_at is None else ended_at - started_at,
+        "supersteps": supersteps,
+        "deltas": [dict(item) for item in chronicle.deltas],
+        "spell_calls": extract_spell_calls(chronicle.deltas),
+        "retries": [dict(item) for item in chronicle.retries],
+        "repairs": [dict(item) for item in chronicle.repairs],
+        "rejections": [dict(item) for item in chronicle.rejections],
+        "seals": [dict(item) for item in chronicle.seals],
+        "tokens": [dict(item) for item in chronicle.tokens],
+        "interrupt": interrupt,
+        "failure": failure,
+        "final_aether": chronicle.final_aether,
+        "omen_counts": dict(sorted(chronicle.omen_counts.items())),
+        "other_omens": [dict(item) for item in chronicle.others],
+        "circles": [
+            {
+                "circle": child.circle,
+                "sigil": child.outer_sigil,
+                "superstep": child.outer_superstep,
+                "trace": {"graph": None, **_body(child, None)},
+            }
+            for child in chronicle.children.values()
+        ],
+    }
+
+
+def _superstep(step: Mapping[str, Any]) -> Entry:
+    sigils = [dict(entry) for entry in step["sigils"]]
+    ended_at = step["ended_at"]
+    if ended_at is None:
+        finished = [entry["ended_at"] for entry in sigils if entry["ended_at"] is not None]
+        ended_at = max(finished) if finished else None
+    started_at = step["started_at"]
+    return {
+        "superstep": step["superstep"],
+        "frontier": list(step["frontier"]),
+        "started_at": started_at,
+        "ended_at": ended_at,
+        "duration": None if ended_at is None else max(ended_at - started_at, 0.0),
+        "sigils": sigils,
+    }
+
+
+def _interrupt(chronicle: Chronicle, error: BaseException | None) -> Entry | None:
+    seal = next((s for s in reversed(chronicle.seals) if s["interrupted"]), None)
+    if isinstance(error, Interrupt):
+        return {
+            "sigil": jsonable(getattr(error, "sigil", None)),
+            "reason": jsonable(getattr(error, "reason", str(error))),
+            "seal_id": jsonable(getattr(error, "seal_id", None))
+            or (seal["seal_id"] if seal else None),
+            "superstep": _last_superstep(chronicle),
+        }
+    if error is None and seal is not None and not chronicle.manifested:
+        return {
+            "sigil": None,
+            "reason": None,
+            "seal_id": seal["seal_id"],
+            "superstep": _last_superstep(chronicle),
+        }
+    return None
+
+
+def _failure(error: BaseException) -> Entry:
+    sigil = getattr(error, "sigil", None)
+    return {
+        "type": type(error).__name__,
+        "message": jsonable(str(error)),
+        "sigil": jsonable(sigil) if sigil is not None else None,
+    }
+
+
+def _last_superstep(chronicle: Chronicle) -> int | None:
+    return chronicle.supersteps[-1]["superstep"] if chronicle.supersteps else None
+
+
+def _settle_unfinished(
+    supersteps: list[Entry], interrupt: Entry | None, failure: Entry | None
+) -> None:
+    culprit = (interrupt or failure or {}).get("sigil")
+    label = "interrupted" if interrupt is not None else "failed"
+    for step in supersteps:
+        for entry in step["sigils"]:
+            if entry["status"] != "running":
+                continue
+            if culprit is not None and entry["sigil"] == culprit and step is supersteps[-1]:
+                entry["status"] = label
+            elif interrupt is not None or failure is not None:
+                entry["status"] = "aborted"
+
+
+def extract_spell_calls(deltas: list[Entry]) -> list[Entry]:
+    """Pair the spell calls in the deltas' messages with their results.
+
+    Args:
+        deltas: Trace delta entries (``{"superstep", "sigil", "delta"}``), in order.
+
+    Returns:
+        One entry per requested call (``status`` ``ok``, ``error`` or ``pending``), plus
+        one per result message that matched no call (``arguments`` null).
+    """
+    calls: list[Entry] = []
+    by_id: dict[str, Entry] = {}
+    by_name: dict[str, list[Entry]] = {}
+    for item in deltas:
+        for message in _messages(item.get("delta")):
+            role = message.get("role")
+            if role == "assistant" and isinstance(message.get("spell_calls"), list):
+                for call in message["spell_calls"]:
+                    if isinstance(call, Mapping):
+                        record = _call_record(item, call)
+                        calls.append(record)
+                        if record["call_id"] is not None:
+                            by_id[str(record["call_id"])] = record
+                        by_name.setdefault(str(record["spell"]), []).append(record)
+            elif role in ("spell", "tool"):
+                matched = _match(message, by_id, by_name)
+                if matched is None:
+                    matched = _call_record(item, {"spell": message.get("name"), "arguments": None})
+                    matched["call_id"] = message.get("call_id")
+                    calls.append(matched)
+                _attach_result(matched, item, message)
+    return calls
+
+
+def _messages(delta: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(delta, Mapping):
+        return []
+    found: list[Mapping[str, Any]] = []
+    for value in delta.values():
+        if isinstance(value, Mapping) and "role" in value:
+            found.append(value)
+        elif isinstance(value, list):
+            found.extend(m for m in value if isinstance(m, Mapping) and "role" in m)
+    return found
+
+
+def _call_record(item: Mapping[str, Any], call: Mapping[str, Any]) -> Entry:
+    spell = call.get("spell", call.get("name"))
+    return {
+        "superstep": item.get("superstep"),
+        "sigil": item.get("sigil"),
+        "spell": "" if spell is None else str(spell),
+        "call_id": call.get("call_id", call.get("id")),
+        "arguments": call.get("arguments"),
+        "status": "pending",
+        "result": None,
+        "result_sigil": None,
+        "result_superstep": None,
+    }
+
+
+def _match(
+    message: Mapping[str, Any], by_id: dict[str, Entry], by_name: dict[str, list[Entry]]
+) -> Entry | None:
+    call_id = message.get("call_id")
+    if call_id is not None:
+        record = by_id.get(str(call_id))
+        if record is not None and record["status"] == "pending":
+            return record
+    for record in by_name.get(str(message.get("name")), []):
+        if record["status"] == "pending" and (call_id is None or record["call_id"] is None):
+            return record
+    return None
+
+
+def _attach_result(record: Entry, item: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    failed = bool(message.get("error") or message.get("is_error"))
+    record["status"] = "error" if failed else "ok"
+    record["result"] = message.get("content")
+    record["result_sigil"] = item.get("sigil")
+    record["result_superstep"] = item.get("superstep")

@@ -1,0 +1,171 @@
+"""Reading the ritual's signs after the fact — local-first tracing.
+
+Observability without external services. TraceRecorder is a Ward: register it with
+``compile(wards=[...])`` (or ``summon(wards=[...])``) and it captures the graph manifest
+plus every Omen, assembling a complete trace of one Invocation — graph, superstep
+timeline with per-Sigil durations, deltas, spell calls with arguments and results,
+retries, repairs, rejections, and Seals — written to a ``.sanctum-trace.json`` file when
+the Rite manifests (call ``flush()`` to write earlier, e.g. after a failure). The file
+format is described in :mod:`sanctum.tracing.document`. Tracing is opt-in by design:
+without a recorder the engine pays nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sanctum.omens.events import Omen, RiteManifested
+from sanctum.tracing.document import assemble
+from sanctum.tracing.journal import Chronicle
+from sanctum.wards._jsonable import jsonable
+from sanctum.wards.base import Ward
+
+__all__ = ["DEFAULT_TRACE_NAME", "TraceRecorder"]
+
+DEFAULT_TRACE_NAME = ".sanctum-trace.json"
+"""The trace file name used when ``path`` is omitted or names a folder."""
+
+
+class TraceRecorder(Ward):
+    """The chronicler of the ritual: records everything, changes nothing.
+
+    Ward — a middleware that observes the Omen (stream event) flow (``on_omen``) and
+    the graph manifest (``on_compile``); it never touches deltas, so results are
+    identical with or without it. Use one recorder per Invocation (when a new
+    Invocation begins after the last one manifested, the recorder starts afresh; a
+    resumption after an interrupt, with the same recorder, is appended to the same
+    trace). The trace is written to ``path`` when RiteManifested arrives; after an
+    aborted Invocation, call ``flush()`` — passing the exception, if you have it, so
+    the trace says why it ended.
+
+    Args:
+        path: The trace file to write (default ``.sanctum-trace.json`` in the current
+            folder). An existing folder means ``<folder>/<invocation_id>.sanctum-trace.json``.
+        redact: Optional function applied to the whole document before it is written
+            (e.g. ``RedactWard([...]).redact``) — Omens such as tokens, raw spell-call
+            text and the caller's input never pass through the Ward pipeline.
+
+    Example:
+        >>> recorder = TraceRecorder("runs/triage.sanctum-trace.json")  # doctest: +SKIP
+        >>> rite = ritual.compile(wards=[recorder])  # doctest: +SKIP
+        >>> await rite.ainvoke({"ticket": "..."})  # doctest: +SKIP
+        >>> render_trace(recorder.path)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_TRACE_NAME,
+        *,
+        redact: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.redact = redact
+        self.written: Path | None = None
+        self._graph: dict[str, Any] | None = None
+        self._chronicle = Chronicle()
+        self._error: BaseException | None = None
+
+    def on_compile(self, manifest: Mapping[str, Any]) -> None:
+        """Remember the graph this recorder is watching.
+
+        Args:
+            manifest: The Rite's manifest (``sigils``, ``edges``, ``conditional_edges``,
+                ``joins``, ``entry``); copied, never modified.
+        """
+        graph = jsonable(manifest)
+        self._graph = graph if isinstance(graph, dict) else None
+
+    async def on_omen(self, omen: Omen) -> None:
+        """Record the Omen; write the trace when the Rite manifests.
+
+        A failure to write the file at that moment is reported as a ``RuntimeWarning``
+        rather than failing an Invocation that succeeded; ``flush()`` raises instead.
+
+        Args:
+            omen: Any Omen, including Circle echoes (unwrapped into nested traces).
+        """
+        self.record(omen)
+        if isinstance(omen, RiteManifested):
+            try:
+                self.flush()
+            except (OSError, TypeError, ValueError) as exc:
+                warnings.warn(
+                    f"TraceRecorder could not write the trace to {self.path}: {exc}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+
+    def record(self, omen: Omen) -> None:
+        """Record one Omen synchronously (what ``on_omen`` does, minus the writing).
+
+        Args:
+            omen: Any Omen.
+        """
+        if self._chronicle.manifested and type(omen).__name__ == "RiteBegan":
+            self._error = None
+        self._chronicle.record(omen)
+
+    def flush(self, error: BaseException | None = None) -> Path:
+        """Write the trace assembled so far to path and return the path.
+
+        Args:
+            error: The exception that ended the Invocation, if known (an ``Interrupt``
+                marks the trace ``interrupted``, anything else ``failed``). Kept for
+                later builds.
+
+        Returns:
+            The path of the written trace file.
+
+        Raises:
+            OSError: If the file cannot be written (the message names the path).
+        """
+        if error is not None:
+            self._error = error
+        document = self.build()
+        target = self._target(document.get("invocation_id"))
+        text = json.dumps(document, indent=1, allow_nan=False, default=str)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".tmp", dir=target.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.chmod(temp, 0o644)
+                os.replace(temp, target)
+            except BaseException:
+                Path(temp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise OSError(
+                exc.errno,
+                f"TraceRecorder cannot write {target}: {exc.strerror or exc}; "
+                "check the folder exists and is writable",
+            ) from exc
+        self.written = target
+        return target
+
+    def build(self) -> dict[str, Any]:
+        """Assemble the trace document from the recorded Omens.
+
+        Returns:
+            The trace document (JSON data; format in :mod:`sanctum.tracing.document`),
+            passed through ``redact`` when one was given.
+        """
+        document = assemble(self._chronicle, graph=self._graph, error=self._error)
+        if self.redact is not None:
+            redacted = self.redact(document)
+            document = redacted if isinstance(redacted, dict) else document
+        return document
+
+    def _target(self, invocation_id: Any) -> Path:
+        if self.path.is_dir():
+            stem = str(invocation_id or "invocation")
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip(".")
+            return self.path / f"{safe or 'invocation'}{DEFAULT_TRACE_NAME}"
+        return self.path

@@ -1,0 +1,95 @@
+"""Turn a trace file into a self-contained HTML viewer.
+
+One output file, no server, no external requests: all CSS is inline, there is no
+script, a Content-Security-Policy forbids every fetch, and the graph is a static SVG
+laid out in Python (:mod:`sanctum.tracing.layout`). Every value read from the trace is
+escaped, so a delta holding ``<script>`` or ``</svg>`` shows as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION
+from sanctum.tracing.page import build_page
+
+__all__ = ["load_trace", "render_trace"]
+
+
+def load_trace(trace_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and check a ``.sanctum-trace.json`` file.
+
+    Args:
+        trace_path: The trace file written by a TraceRecorder.
+
+    Returns:
+        The trace document.
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        ValueError: If it is not UTF-8 JSON, not a sanctum trace, or of another
+            version (the message names the file and what to do).
+    """
+    path = Path(trace_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not a sanctum trace: it is not UTF-8 text ({exc})") from exc
+    try:
+        document = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+        raise ValueError(
+            f"{path} is not a sanctum trace: invalid JSON ({detail}); "
+            "write traces with TraceRecorder or `sanctum run --trace`"
+        ) from exc
+    if not isinstance(document, dict) or document.get("format") != TRACE_FORMAT:
+        raise ValueError(
+            f'{path} is not a sanctum trace: expected a JSON object with "format": "{TRACE_FORMAT}"'
+        )
+    version = document.get("version")
+    if version != TRACE_VERSION:
+        raise ValueError(
+            f"{path} is a sanctum trace of version {version!r}, but this sanctum reads "
+            f"version {TRACE_VERSION}; render it with the sanctum that recorded it"
+        )
+    return document
+
+
+def render_trace(
+    trace_path: str | os.PathLike[str], html_path: str | os.PathLike[str] | None = None
+) -> Path:
+    """Render a trace file into a self-contained HTML viewer.
+
+    Args:
+        trace_path: The ``.sanctum-trace.json`` file to read.
+        html_path: Where to write the HTML; defaults to ``trace_path`` with an
+            ``.html`` suffix.
+
+    Returns:
+        The path of the written HTML file.
+
+    Raises:
+        FileNotFoundError: If ``trace_path`` does not exist.
+        ValueError: If the file is not a sanctum trace of a supported version.
+        OSError: If the HTML file cannot be written.
+    """
+    source = Path(trace_path)
+    document = load_trace(source)
+    target = Path(html_path) if html_path is not None else source.with_suffix(".html")
+    page = build_page(document, source=source.name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".html.tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
+            handle.write(page)
+        os.chmod(temp, 0o644)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return target

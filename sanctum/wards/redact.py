@@ -1,0 +1,181 @@
+"""A veil drawn over what must not be written down.
+
+Redaction before persistence and observability. This Ward masks regex matches (API
+keys, emails, ...) in every string of the delta before it merges into the Aether — so
+Seals, the SigilCompleted Omens, downstream Wards (place an AuditWard after it), and
+the final result only ever see the masked text. It cannot redact what a Sigil already
+sent to an external system; it guards sanctum's own outputs.
+
+What is masked: every ``str`` anywhere in the delta, recursing through mappings, lists,
+tuples (which stay tuples, named tuples included), sets and frozensets. Keys of
+*nested* mappings are masked too — a secret used as a key would otherwise leak into
+Seals — while the delta's top-level keys are Conduit names and are left alone. When two
+nested keys collapse onto the same masked text, the later ones get a ``" (2)"``,
+``" (3)"``... suffix so that no value is lost. Other objects (bytes, dataclasses, ...)
+pass through untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sanctum.wards.base import Ward
+
+__all__ = ["DEFAULT_MASK", "RedactWard"]
+
+DEFAULT_MASK = "[REDACTED]"
+"""The text that replaces every match unless another ``mask`` is given."""
+
+
+class RedactWard(Ward):
+    """The veil over secrets: masks patterns in every delta string.
+
+    Ward — a middleware. ``patterns`` is an iterable of regex strings or compiled
+    patterns (a single string or pattern is accepted too); every match anywhere in the
+    delta is replaced by ``mask``. Matches of different patterns that overlap are
+    masked once, as one span; empty matches are ignored (a pattern such as ``x*`` never
+    sprinkles masks between characters).
+
+    Args:
+        patterns: Regular expressions (``str`` or ``re.Pattern[str]``).
+        mask: The replacement text for every match.
+
+    Raises:
+        ValueError: If a pattern is not a valid regular expression (the message quotes
+            it and the regex error).
+        TypeError: If a pattern is neither a string nor a compiled text pattern.
+
+    Example:
+        >>> import asyncio
+        >>> ward = RedactWard([r"sk-[A-Za-z0-9]{8,}"])
+        >>> asyncio.run(ward.after_sigil("s", {}, {"note": "key sk-abcdefgh12"}))
+        {'note': 'key [REDACTED]'}
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[str | re.Pattern[str]] | str | re.Pattern[str],
+        mask: str = DEFAULT_MASK,
+    ) -> None:
+        if isinstance(patterns, str | re.Pattern):
+            patterns = [patterns]
+        self.mask = str(mask)
+        self.patterns: tuple[re.Pattern[str], ...] = tuple(_compile(p) for p in patterns)
+
+    async def after_sigil(
+        self, name: str, aether: Mapping[str, Any], delta: Mapping[str, Any]
+    ) -> Mapping[str, Any]:
+        """Return a new delta with every match masked.
+
+        Args:
+            name: The Sigil whose delta this is.
+            aether: The Aether (state) the Sigil saw; unused.
+            delta: The delta to mask; it is not modified.
+
+        Returns:
+            A new ``dict`` with the same top-level keys and masked values.
+        """
+        return {key: self.redact(value) for key, value in delta.items()}
+
+    def redact(self, value: Any) -> Any:
+        """Mask every match in ``value``, recursing through containers.
+
+        Usable outside the pipeline too, e.g. ``TraceRecorder(path, redact=ward.redact)``
+        to mask the Omens a trace records (tokens, raw spell-call text, the input).
+
+        Args:
+            value: A string, a container of values, or any other object.
+
+        Returns:
+            A masked copy (containers are rebuilt; other objects are returned as is).
+        """
+        return self._redact(value, set())
+
+    def mask_text(self, text: str) -> str:
+        """Mask every match of every pattern in one string.
+
+        Args:
+            text: The string to mask.
+
+        Returns:
+            ``text`` with each (merged) match span replaced by ``mask``.
+        """
+        spans: list[tuple[int, int]] = []
+        for pattern in self.patterns:
+            spans.extend(m.span() for m in pattern.finditer(text) if m.end() > m.start())
+        if not spans:
+            return text
+        spans.sort()
+        pieces: list[str] = []
+        cursor = 0
+        current_start, current_end = spans[0]
+        for start, end in spans[1:]:
+            if start < current_end:
+                current_end = max(current_end, end)
+                continue
+            pieces.extend((text[cursor:current_start], self.mask))
+            cursor = current_end
+            current_start, current_end = start, end
+        pieces.extend((text[cursor:current_start], self.mask, text[current_end:]))
+        return "".join(pieces)
+
+    def _redact(self, value: Any, active: set[int]) -> Any:
+        if isinstance(value, str):
+            return self.mask_text(str.__str__(value))
+        if not isinstance(value, Mapping | list | tuple | set | frozenset):
+            return value
+        marker = id(value)
+        if marker in active:  # a self-containing structure: leave the cycle as is
+            return value
+        active.add(marker)
+        try:
+            if isinstance(value, Mapping):
+                return self._redact_mapping(value, active)
+            items = [self._redact(item, active) for item in value]
+            if isinstance(value, tuple):
+                if hasattr(value, "_fields"):
+                    return type(value)(*items)
+                return tuple(items)
+            if isinstance(value, frozenset):
+                return frozenset(items)
+            if isinstance(value, set):
+                return set(items)
+            return items
+        finally:
+            active.discard(marker)
+
+    def _redact_mapping(self, value: Mapping[Any, Any], active: set[int]) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        for key, item in value.items():
+            new_key = self.mask_text(key) if isinstance(key, str) else key
+            if new_key in result:
+                suffix = 2
+                while f"{new_key} ({suffix})" in result:
+                    suffix += 1
+                new_key = f"{new_key} ({suffix})"
+            result[new_key] = self._redact(item, active)
+        return result
+
+
+def _compile(pattern: str | re.Pattern[str]) -> re.Pattern[str]:
+    if isinstance(pattern, re.Pattern):
+        if not isinstance(pattern.pattern, str):
+            raise TypeError(
+                f"RedactWard needs text patterns, got the bytes pattern {pattern.pattern!r}; "
+                "compile it from a str"
+            )
+        return pattern
+    if not isinstance(pattern, str):
+        raise TypeError(
+            f"RedactWard patterns must be regex strings or compiled patterns, "
+            f"got {type(pattern).__name__} {pattern!r}"
+        )
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(
+            f"RedactWard pattern {pattern!r} is not a valid regular expression: {exc}; "
+            "escape literal characters with re.escape()"
+        ) from exc

@@ -1,0 +1,87 @@
+"""The root app: help, version, completion, ``python -m sanctum``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sanctum.__about__ import __version__
+from tests.cli.helpers import REPO, invoke, sanctum
+
+COMMANDS = (
+    "run",
+    "resume",
+    "invocations",
+    "seals",
+    "trace",
+    "validate",
+    "graph",
+    "schema",
+    "test",
+    "watch",
+)
+
+
+def test_help_lists_every_command(tmp_path: Path) -> None:
+    result = invoke(["--help"], tmp_path)
+    assert result.exit_code == 0
+    for command in COMMANDS:
+        assert f" {command} " in result.stdout
+
+
+def test_no_arguments_shows_help(tmp_path: Path) -> None:
+    result = invoke([], tmp_path)
+    assert "Usage" in result.output
+    assert "run" in result.output
+
+
+def test_version(tmp_path: Path) -> None:
+    result = invoke(["--version"], tmp_path)
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"sanctum {__version__}"
+
+
+def test_shell_completion_is_offered(tmp_path: Path) -> None:
+    result = invoke(["--help"], tmp_path)
+    assert "--install-completion" in result.stdout
+    assert "--show-completion" in result.stdout
+
+
+def test_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
+    result = invoke(["conjure"], tmp_path)
+    assert result.exit_code == 2
+    assert "conjure" in result.output
+
+
+def test_console_script_and_module_agree(tmp_path: Path) -> None:
+    script = sanctum(["--version"], tmp_path)
+    module = subprocess.run(
+        [sys.executable, "-m", "sanctum", "--version"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert script.returncode == 0, script.stderr
+    assert module.returncode == 0, module.stderr
+    assert script.stdout == module.stdout == f"sanctum {__version__}\n"
+
+
+def test_help_loads_no_heavy_dependency(tmp_path: Path) -> None:
+    """--help stays quick: no pydantic, yaml, jinja2, httpx or engine scheduler loaded."""
+    probe = (
+        "import sys\n"
+        "from sanctum.cli.app import app\n"
+        "try:\n"
+        "    app(['--help'], prog_name='sanctum')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('pydantic', 'yaml', 'jinja2', 'httpx', 'sanctum.spec', "
+        "'sanctum.api', 'sanctum.ritual.scheduler', 'watchfiles') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert "HEAVY []" in done.stdout, done.stdout + done.stderr

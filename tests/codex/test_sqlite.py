@@ -1,0 +1,173 @@
+"""SqliteCodex passes the conformance suite, plus file-level behaviour."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from sanctum.codex import Codex, SealError, SqliteCodex
+from sanctum.codex._sqlite_schema import MIGRATIONS
+from tests.codex.conformance import CodexConformance, Reopen, make_seal
+
+
+@pytest.fixture
+async def codex(tmp_path: Path) -> AsyncIterator[Codex]:
+    store = SqliteCodex(tmp_path / "codex.db")
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture
+def reopen() -> Reopen:
+    def again(codex: Codex) -> Codex:
+        assert isinstance(codex, SqliteCodex)
+        return SqliteCodex(codex.path)
+
+    return again
+
+
+class TestSqliteConformance(CodexConformance):
+    """The shared suite, on SqliteCodex."""
+
+
+async def test_file_and_schema_are_created_on_first_use(tmp_path: Path) -> None:
+    path = tmp_path / "fresh.db"
+    codex = SqliteCodex(path)
+    assert not path.exists()
+    assert await codex.get("inv") is None
+    assert path.exists()
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    names = [row[0] for row in db.execute("SELECT name FROM sanctum_migrations")]
+    assert names == [fn.__name__ for fn in MIGRATIONS]
+    db.close()
+    await codex.aclose()
+
+
+async def test_history_survives_a_new_object(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    first = SqliteCodex(path)
+    seals = [make_seal(i, {"messages": list(range(i))}) for i in range(1, 4)]
+    for seal in seals:
+        await first.put("inv", seal)
+    await first.aclose()
+    second = SqliteCodex(str(path))
+    assert await second.list("inv") == seals
+    await second.aclose()
+
+
+async def test_a_seal_is_committed_when_put_returns(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    codex = SqliteCodex(path)
+    seal = make_seal(1, {"x": "committed"})
+    await codex.put("inv", seal)
+    # Another connection (as another process would) sees it while the codex stays open.
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT seal_id FROM sanctum_seals").fetchall() == [(seal.seal_id,)]
+    db.close()
+    await codex.aclose()
+
+
+async def test_conversation_storage_grows_linearly(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    codex = SqliteCodex(path, synchronous="NORMAL")
+    messages: list[dict[str, str]] = []
+    prev: str | None = None
+    for step in range(1, 201):
+        messages.append({"role": "user", "content": f"{step:05d}" + "m" * 1000})
+        seal = make_seal(step, {"messages": messages, "turn": step}, parent=prev)
+        await codex.put_next("inv", seal, expected_latest=prev)
+        prev = seal.seal_id
+    await codex.aclose()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    stored = db.execute("SELECT sum(length(body)) FROM sanctum_values").fetchone()[0]
+    db.close()
+    message_bytes = sum(len(m["content"]) + len(m["role"]) for m in messages)
+    assert stored < 1.2 * message_bytes  # the transcript is kept once, not 200 times
+    assert path.stat().st_size < 3 * message_bytes
+    reopened = SqliteCodex(path)
+    history = await reopened.list("inv")
+    assert [len(s.aether["messages"]) for s in history] == list(range(1, 201))
+    assert history[-1].aether["messages"] == messages
+    await reopened.aclose()
+
+
+async def test_unchanged_values_are_not_stored_again(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    codex = SqliteCodex(path)
+    document = "d" * 50_000
+    prev: str | None = None
+    for step in range(1, 21):
+        seal = make_seal(step, {"document": document, "step": step}, parent=prev)
+        await codex.put_next("inv", seal, expected_latest=prev)
+        prev = seal.seal_id
+    await codex.aclose()
+    db = sqlite3.connect(path)
+    stored = db.execute("SELECT sum(length(body)) FROM sanctum_values").fetchone()[0]
+    db.close()
+    assert stored < 51_000
+
+
+async def test_foreign_sqlite_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "shop.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT)")
+    db.execute("INSERT INTO orders (item) VALUES ('tea')")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    codex = SqliteCodex(path)
+    with pytest.raises(SealError) as caught:
+        await codex.put("inv", make_seal(1))
+    message = str(caught.value)
+    assert str(path) in message
+    assert "another application" in message
+    assert "--codex" in message
+    assert caught.value.location == str(path)
+    assert path.read_bytes() == before
+    await codex.aclose()
+
+
+async def test_corrupt_file_names_the_path_and_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    path.write_bytes(b"this is not a database at all\n" * 200)
+    before = path.read_bytes()
+    codex = SqliteCodex(path)
+    with pytest.raises(SealError) as caught:
+        await codex.get("inv")
+    message = str(caught.value)
+    assert str(path) in message
+    assert "not a SQLite database" in message
+    assert "backup" in message
+    assert path.read_bytes() == before
+
+
+async def test_file_from_a_newer_sanctum_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "codex.db"
+    codex = SqliteCodex(path)
+    await codex.put("inv", make_seal(1))
+    await codex.aclose()
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO sanctum_migrations VALUES ('m999_from_the_future', 0)")
+    db.commit()
+    db.close()
+    with pytest.raises(SealError) as caught:
+        await SqliteCodex(path).get("inv")
+    assert "newer sanctum" in str(caught.value)
+    assert "m999_from_the_future" in str(caught.value)
+
+
+async def test_missing_folder_names_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "no" / "such" / "dir" / "codex.db"
+    with pytest.raises(SealError) as caught:
+        await SqliteCodex(path).put("inv", make_seal(1))
+    assert str(path) in str(caught.value)
+
+
+def test_synchronous_must_be_known(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="synchronous"):
+        SqliteCodex(tmp_path / "x.db", synchronous="OFF")

@@ -1,0 +1,34 @@
+"""The Chronicle: Omens folded into entries as they arrive."""
+
+from __future__ import annotations
+
+from sanctum.omens import SigilBegan, SigilCompleted, SigilRetried, SuperstepBegan, TokenEmitted
+from sanctum.tracing.journal import Chronicle
+
+
+def test_a_repeated_superstep_number_gets_its_own_entry() -> None:
+    chronicle = Chronicle()
+    for _ in range(2):  # an interrupted superstep re-runs after resumption
+        chronicle.record(SuperstepBegan(invocation_id="i", superstep=4, frontier=("a",)))
+        chronicle.record(SigilBegan(invocation_id="i", superstep=4, sigil="a"))
+    chronicle.record(SigilCompleted(invocation_id="i", superstep=4, sigil="a", delta={}))
+    assert [len(s["sigils"]) for s in chronicle.supersteps] == [1, 1]
+    assert chronicle.supersteps[0]["sigils"][0]["status"] == "running"
+    assert chronicle.supersteps[1]["sigils"][0]["status"] == "completed"
+
+
+def test_sigil_began_again_during_retries_keeps_one_entry() -> None:
+    chronicle = Chronicle()
+    chronicle.record(SigilBegan(invocation_id="i", superstep=1, sigil="a", timestamp=1.0))
+    chronicle.record(SigilRetried(invocation_id="i", superstep=1, sigil="a", attempt=1, cause="x"))
+    chronicle.record(SigilBegan(invocation_id="i", superstep=1, sigil="a", timestamp=2.0))
+    (entry,) = chronicle.supersteps[0]["sigils"]
+    assert entry["started_at"] == 1.0 and entry["attempts"] == 2
+
+
+def test_token_payloads_are_copied_as_json_data() -> None:
+    chronicle = Chronicle()
+    payload = {"delta": ["a"], "obj": object}
+    chronicle.record(TokenEmitted(payload=payload, sigil="s", superstep=1))
+    payload["delta"].append("b")
+    assert chronicle.tokens[0]["payload"] == {"delta": ["a"], "obj": str(object)}

@@ -1,0 +1,302 @@
+"""TraceRecorder fed with Omens directly: what it captures, writes and never touches."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sanctum.errors import Interrupt, SigilExecutionError
+from sanctum.omens import (
+    DeltaRejected,
+    Omen,
+    RiteBegan,
+    RiteManifested,
+    SigilBegan,
+    SigilCompleted,
+    SuperstepBegan,
+)
+from sanctum.tracing import TraceRecorder
+from sanctum.wards import RedactWard, Ward
+from tests.tracing.scenes import INV, MANIFEST, T0, echoed, interrupted_run, sample_run
+
+
+async def _feed(recorder: TraceRecorder, omens: list[Omen]) -> None:
+    for omen in omens:
+        await recorder.on_omen(omen)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(document, dict)
+    return document
+
+
+async def test_writes_the_trace_when_the_rite_manifests(tmp_path: Path) -> None:
+    path = tmp_path / "run.sanctum-trace.json"
+    recorder = TraceRecorder(path)
+    recorder.on_compile(MANIFEST)
+    omens = sample_run()
+    await _feed(recorder, omens[:-1])
+    assert not path.exists()
+    await recorder.on_omen(omens[-1])
+    assert recorder.written == path
+    trace = _read(path)
+    assert trace["format"] == "sanctum-trace" and trace["version"] == 1
+    assert trace["status"] == "completed"
+    assert trace["invocation_id"] == INV
+    assert trace["graph"] == MANIFEST
+    assert trace["final_aether"] == {"done": True, "page": "<p>fetched</p>"}
+    assert trace["duration"] == pytest.approx(3.2)
+    assert trace == recorder.build()
+
+
+async def test_timeline_has_per_sigil_durations_and_attempts(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(recorder, sample_run())
+    steps = recorder.build()["supersteps"]
+    assert [s["superstep"] for s in steps] == [1, 2, 3]
+    assert steps[0]["frontier"] == ["plan", "fetch"]
+    assert steps[0]["duration"] == pytest.approx(0.5)
+    first = {e["sigil"]: e for e in steps[0]["sigils"]}
+    assert list(first) == ["plan", "fetch"]
+    assert first["plan"]["duration"] == pytest.approx(0.2)
+    assert first["fetch"]["duration"] == pytest.approx(0.5)
+    assert first["fetch"]["attempts"] == 2 and first["plan"]["attempts"] == 1
+    assert first["plan"]["status"] == "completed"
+    assert first["plan"]["delta_keys"] == ["messages"]
+
+
+async def test_durations_fall_back_to_began_and_completed_timestamps(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(
+        recorder,
+        [
+            SigilBegan(invocation_id=INV, superstep=1, sigil="a", timestamp=T0),
+            SigilCompleted(invocation_id=INV, superstep=1, sigil="a", delta={}, timestamp=T0 + 2),
+        ],
+    )
+    (entry,) = recorder.build()["supersteps"][0]["sigils"]
+    assert entry["duration"] == pytest.approx(2.0)
+
+
+async def test_records_deltas_spell_calls_retries_repairs_rejections_seals_tokens(
+    tmp_path: Path,
+) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(recorder, sample_run())
+    trace = recorder.build()
+    assert [(d["superstep"], d["sigil"]) for d in trace["deltas"]] == [
+        (1, "plan"),
+        (1, "fetch"),
+        (2, "act"),
+        (3, "gate"),
+    ]
+    assert trace["deltas"][1]["delta"] == {"page": "<p>fetched</p>"}
+    (call,) = trace["spell_calls"]
+    assert call["spell"] == "add" and call["arguments"] == {"a": 1, "b": 2}
+    assert call["status"] == "ok" and call["result"] == "3"
+    assert (call["sigil"], call["result_sigil"], call["result_superstep"]) == ("plan", "act", 2)
+    (retry,) = trace["retries"]
+    assert retry["sigil"] == "fetch" and retry["attempt"] == 1 and retry["delay"] == 0.25
+    (repair,) = trace["repairs"]
+    assert repair["detail"] == "closed a missing brace" and repair["raw"] == '{"a": 1, "b": 2'
+    (rejection,) = trace["rejections"]
+    assert rejection["kind"] == "spell" and rejection["spell"] == "divide"
+    assert [s["seal_id"] for s in trace["seals"]] == ["seal-1", "seal-2", "seal-3"]
+    assert [t["payload"] for t in trace["tokens"]] == ["thin", "king"]
+    assert trace["omen_counts"]["SigilCompleted"] == 4
+
+
+async def test_a_delta_rejected_marks_the_sigil(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(
+        recorder,
+        [
+            SuperstepBegan(invocation_id=INV, superstep=1, frontier=("a",), timestamp=T0),
+            SigilBegan(invocation_id=INV, superstep=1, sigil="a", timestamp=T0),
+            DeltaRejected(
+                invocation_id=INV, superstep=1, sigil="a", ward="Veto", reason="no", timestamp=T0
+            ),
+        ],
+    )
+    trace = recorder.build()
+    assert trace["supersteps"][0]["sigils"][0]["status"] == "rejected"
+    assert trace["rejections"] == [
+        {
+            "kind": "delta",
+            "superstep": 1,
+            "sigil": "a",
+            "ward": "Veto",
+            "reason": "no",
+            "timestamp": T0,
+        }
+    ]
+
+
+async def test_the_snapshot_is_taken_when_the_omen_arrives(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    items = ["first"]
+    await recorder.on_omen(
+        SigilCompleted(invocation_id=INV, superstep=1, sigil="a", delta={"items": items})
+    )
+    items.append("mutated later")
+    assert recorder.build()["deltas"][0]["delta"] == {"items": ["first"]}
+
+
+async def test_never_touches_deltas(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    delta = {"x": [1, 2]}
+    assert await recorder.after_sigil("a", {}, delta) is delta
+    assert delta == {"x": [1, 2]}
+    assert isinstance(recorder, Ward)
+
+
+async def test_flush_after_an_interrupt(tmp_path: Path) -> None:
+    path = tmp_path / "paused.json"
+    recorder = TraceRecorder(path)
+    await _feed(recorder, interrupted_run())
+    assert not path.exists()
+    pause = Interrupt("Send it?", sigil="approve", invocation_id=INV)
+    assert recorder.flush(pause) == path
+    trace = _read(path)
+    assert trace["status"] == "interrupted"
+    assert trace["interrupt"]["sigil"] == "approve"
+    assert trace["interrupt"]["reason"] == "Send it?"
+    assert trace["interrupt"]["seal_id"] == "seal-pause"
+    assert trace["final_aether"] is None
+    last = trace["supersteps"][-1]["sigils"]
+    assert [(e["sigil"], e["status"]) for e in last] == [("approve", "interrupted")]
+
+
+async def test_an_interrupt_seal_alone_marks_the_trace_interrupted(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(recorder, interrupted_run())
+    trace = recorder.build()
+    assert trace["status"] == "interrupted"
+    assert trace["interrupt"]["seal_id"] == "seal-pause"
+
+
+async def test_flush_after_a_failure_names_the_sigil(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "failed.json")
+    await _feed(recorder, interrupted_run()[:-1])
+    error = SigilExecutionError("sigil 'approve' failed: boom", sigil="approve", aether={})
+    trace = _read(recorder.flush(error))
+    assert trace["status"] == "failed"
+    assert trace["failure"] == {
+        "type": "SigilExecutionError",
+        "message": "sigil 'approve' failed: boom",
+        "sigil": "approve",
+    }
+    assert trace["supersteps"][-1]["sigils"][0]["status"] == "failed"
+
+
+async def test_flush_without_error_on_an_unfinished_run_is_incomplete(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(recorder, interrupted_run()[:-1])
+    trace = _read(recorder.flush())
+    assert trace["status"] == "incomplete"
+    assert trace["supersteps"][-1]["sigils"][0]["status"] == "running"
+
+
+async def test_circle_echoes_become_nested_traces(tmp_path: Path) -> None:
+    inner_id = "inner-1"
+    inner = [
+        RiteBegan(invocation_id=inner_id, timestamp=T0),
+        SuperstepBegan(invocation_id=inner_id, superstep=1, frontier=("look",), timestamp=T0),
+        SigilBegan(invocation_id=inner_id, superstep=1, sigil="look", timestamp=T0),
+        SigilCompleted(
+            invocation_id=inner_id,
+            superstep=1,
+            sigil="look",
+            delta={"seen": 1},
+            timestamp=T0 + 1,
+        ),
+        RiteManifested(invocation_id=inner_id, superstep=1, aether={"seen": 1}, timestamp=T0 + 1),
+    ]
+    deeper = echoed("core", "look", 1, [SigilBegan(invocation_id="x", superstep=1, sigil="z")])
+    path = tmp_path / "t.json"
+    recorder = TraceRecorder(path)
+    await _feed(recorder, [RiteBegan(invocation_id=INV, timestamp=T0)])
+    await _feed(recorder, echoed("research", "investigate", 2, [*inner[:-1], *deeper, inner[-1]]))
+    assert not path.exists()  # an inner manifestation does not end the outer trace
+    trace = recorder.build()
+    (circle,) = trace["circles"]
+    assert (circle["circle"], circle["sigil"], circle["superstep"]) == (
+        "research",
+        "investigate",
+        2,
+    )
+    nested = circle["trace"]
+    assert nested["status"] == "completed" and nested["invocation_id"] == inner_id
+    assert nested["deltas"][0]["delta"] == {"seen": 1}
+    assert nested["circles"][0]["circle"] == "core"
+    assert trace["omen_counts"]["CircleEchoed"] == len(inner) + 1
+
+
+async def test_unknown_omens_are_kept_field_by_field(tmp_path: Path) -> None:
+    @dataclass(frozen=True, kw_only=True)
+    class Portent(Omen):
+        sign: Any
+
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await recorder.on_omen(Portent(sign={"odd": object.__name__}, timestamp=T0))
+    assert recorder.build()["other_omens"] == [
+        {"type": "Portent", "timestamp": T0, "sign": {"odd": "object"}}
+    ]
+
+
+async def test_redact_applies_to_the_whole_document(tmp_path: Path) -> None:
+    key = "sk-" + "q" * 24
+    recorder = TraceRecorder(tmp_path / "t.json", redact=RedactWard([r"sk-\w{20,}"]).redact)
+    await _feed(
+        recorder,
+        [
+            RiteBegan(invocation_id=INV, timestamp=T0),
+            SigilCompleted(invocation_id=INV, superstep=1, sigil="a", delta={"k": key}),
+            RiteManifested(invocation_id=INV, superstep=1, aether={"input": key}),
+        ],
+    )
+    assert recorder.written is not None
+    text = recorder.written.read_text(encoding="utf-8")
+    assert key not in text and "[REDACTED]" in text
+
+
+async def test_a_folder_path_gets_one_file_per_invocation(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path)
+    await _feed(recorder, sample_run())
+    assert recorder.written == tmp_path / f"{INV}.sanctum-trace.json"
+    assert _read(recorder.written)["invocation_id"] == INV
+
+
+async def test_a_new_invocation_after_manifesting_starts_afresh(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path / "t.json")
+    await _feed(recorder, sample_run())
+    await _feed(
+        recorder,
+        [
+            RiteBegan(invocation_id="inv-2", timestamp=T0 + 10),
+            SigilCompleted(invocation_id="inv-2", superstep=1, sigil="solo", delta={"n": 1}),
+        ],
+    )
+    trace = recorder.build()
+    assert trace["invocation_id"] == "inv-2" and trace["status"] == "incomplete"
+    assert [d["sigil"] for d in trace["deltas"]] == ["solo"]
+    assert trace["omen_counts"] == {"RiteBegan": 1, "SigilCompleted": 1}
+
+
+async def test_a_write_failure_at_manifest_warns_instead_of_failing(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    recorder = TraceRecorder(blocker / "sub" / "t.json")
+    with pytest.warns(RuntimeWarning, match="could not write the trace"):
+        await _feed(recorder, sample_run())
+    with pytest.raises(OSError, match="cannot write"):
+        recorder.flush()
+
+
+def test_default_path_is_the_documented_name() -> None:
+    assert TraceRecorder().path == Path(".sanctum-trace.json")
