@@ -27,7 +27,7 @@ import hashlib
 import json
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
@@ -37,8 +37,9 @@ from sanctum.errors import Interrupt, SanctumError, SealError
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, InvocationSummary, Seal
     from sanctum.omens.events import Omen
+    from sanctum.oracle.base import Oracle
     from sanctum.ritual import Rite
-    from sanctum.spec import RitualSpec
+    from sanctum.spec import RitualSpec, TestResult
 
 __all__ = [
     "DEFAULT_CODEX_PATH",
@@ -265,13 +266,16 @@ def check_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, dict[str, str]]:
-    """Read ``NAME=provider:model`` overrides (``--oracle local=ollama:qwen2.5:0.5b``).
+    """Read ``NAME=provider:model[@URL]`` overrides (``--oracle local=ollama:qwen2.5:0.5b``).
 
     Only the first ``:`` after the ``=`` separates the provider from the model, so model
-    tags with colons survive.
+    tags with colons survive. A trailing ``@http://…`` (or ``@https://…``) gives the
+    server's address, e.g. ``local=openai:qwen@http://127.0.0.1:8080/v1``; without it
+    the ritual's own address is kept when the provider stays the same.
 
     Returns:
-        ``{name: {"provider": provider, "model": model}}``.
+        ``{name: {"provider": provider, "model": model}}`` plus ``"base_url"`` when an
+        address was given.
 
     Raises:
         RitualInputError: If a pair is not of the form ``NAME=provider:model``.
@@ -286,7 +290,11 @@ def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, dict[str, str]]:
                 "(e.g. --oracle local=ollama:qwen2.5:0.5b)",
                 source="--oracle",
             )
-        overrides[name.strip()] = {"provider": provider.strip(), "model": model.strip()}
+        entry = {"provider": provider.strip(), "model": model.strip()}
+        head, at, address = entry["model"].rpartition("@")
+        if at and head and address.startswith(("http://", "https://")):
+            entry["model"], entry["base_url"] = head, address
+        overrides[name.strip()] = entry
     return overrides
 
 
@@ -444,6 +452,8 @@ def _plain(value: Any) -> Any:
 
 # --------------------------------------------------------------------------- performing
 
+Prepare = Callable[["Performance"], Awaitable[tuple["Rite", dict[str, Any]]]]
+
 
 class Performance:
     """A ritual being performed: iterate for its Omens, then read :attr:`result`.
@@ -458,7 +468,7 @@ class Performance:
 
     def __init__(
         self,
-        prepare: Any,
+        prepare: Prepare,
         *,
         invocation_id: str,
         codex: Codex | str | None,
@@ -469,7 +479,10 @@ class Performance:
         self.invocation_id = invocation_id
         """The Invocation's id (known before the first Omen)."""
         self._codex_arg = codex
-        self.codex_url: str | None = codex if isinstance(codex, str) else None
+        self._store: Codex | None = None
+        self._owned = False
+        self.codex_url: str | None = None
+        """The Codex URL a resume must name (None: the default store, or a Codex object)."""
         self.modes: tuple[str, ...] = tuple(modes)
         self.trace_path = Path(trace_path) if trace_path is not None else None
         self.ritual_path: Path | None = None
@@ -491,18 +504,34 @@ class Performance:
         assert self.result is not None
         return self.result
 
-    async def _perform(self) -> AsyncIterator[Omen]:
+    def open_store(self, fallback: str | None = None) -> Codex:
+        """The Codex of this performance, opened on first use.
+
+        The URL given to :func:`run`/:func:`resume` wins, then ``fallback`` (the ritual
+        file's ``codex:``), then the default ``.sanctum/codex.db``.
+        """
         from sanctum.codex.base import Codex
+
+        if self._store is not None:
+            return self._store
+        if isinstance(self._codex_arg, Codex):
+            self._store = self._codex_arg
+            return self._store
+        url = self._codex_arg or fallback
+        self._store = open_codex(url)
+        self._owned = True
+        if url and not _is_default_store(self._store):
+            self.codex_url = url
+        return self._store
+
+    async def _perform(self) -> AsyncIterator[Omen]:
         from sanctum.omens import resolve_modes
         from sanctum.omens.events import RiteManifested, SuperstepCompleted
 
         wanted = resolve_modes(self.modes) if self.modes else frozenset()
-        owned = not isinstance(self._codex_arg, Codex)
-        codex = self._codex_arg if isinstance(self._codex_arg, Codex) else None
         try:
-            if codex is None:
-                codex = open_codex(self._codex_arg if isinstance(self._codex_arg, str) else None)
-            rite, call = await self._prepare(self, codex)
+            rite, call = await self._prepare(self)
+            codex = self.open_store()
             recorder = None
             if self.trace_path is not None:
                 from sanctum.tracing import TraceRecorder
@@ -559,8 +588,8 @@ class Performance:
                     _flush_trace(recorder, ending)
             self.result = self._result("done", dict(final if final is not None else last_aether))
         finally:
-            if owned and codex is not None:
-                await codex.aclose()
+            if self._owned and self._store is not None:
+                await self._store.aclose()
 
     def _result(self, status: RunStatus, aether: dict[str, Any], **extra: Any) -> RunResult:
         return RunResult(
@@ -571,6 +600,14 @@ class Performance:
             codex_url=self.codex_url,
             **extra,
         )
+
+
+def _is_default_store(store: Codex) -> bool:
+    """Whether ``store`` is the embedded default ``.sanctum/codex.db`` of the working dir."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, Path):
+        return False
+    return path.resolve() == (Path.cwd() / DEFAULT_CODEX_PATH).resolve()
 
 
 def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
@@ -596,13 +633,76 @@ def _ritual_metadata(path: Path) -> dict[str, Any]:
     return {"ritual": {"path": str(path), "sha256": ritual_digest(path)}}
 
 
-def _compile(spec: Any, path: Path, codex: Codex, oracles: Mapping[str, Any] | None) -> Rite:
+def _compile(
+    spec: RitualSpec, path: Path, codex: Codex, overrides: Mapping[str, Any] | None
+) -> Rite:
     from sanctum.spec import compile_ritual
 
-    overrides: dict[str, Any] = {"codex": codex}
-    if oracles:
-        overrides["oracles"] = dict(oracles)
-    return compile_ritual(spec, **overrides)
+    oracles = _override_oracles(spec, path, overrides) if overrides else None
+    return compile_ritual(spec, codex=codex, oracles=oracles)
+
+
+_PROVIDERS = ("ollama", "openai", "llamacpp", "scripted")
+
+
+def _override_oracles(
+    spec: RitualSpec, path: Path, overrides: Mapping[str, Any]
+) -> dict[str, Oracle]:
+    """Build the Oracles ``--oracle NAME=provider:model`` asks for."""
+    import difflib
+
+    from pydantic import ValidationError
+
+    from sanctum.spec import models
+    from sanctum.spec.resolve import build_oracle
+
+    classes: dict[str, Any] = {
+        "ollama": models.OllamaOracleSpec,
+        "openai": models.OpenAIOracleSpec,
+        "llamacpp": models.LlamaCppOracleSpec,
+        "scripted": models.ScriptedOracleSpec,
+    }
+    built: dict[str, Oracle] = {}
+    for name, wanted in overrides.items():
+        base = spec.oracles.get(name)
+        if base is None:
+            close = difflib.get_close_matches(name, list(spec.oracles), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(spec.oracles)) or "none"
+            raise RitualInputError(
+                f"--oracle {name}: the ritual declares no oracle {name!r}{hint} "
+                f"(its oracles: {known})",
+                name=name,
+                source="--oracle",
+            )
+        provider = wanted["provider"]
+        if provider not in classes:
+            raise RitualInputError(
+                f"--oracle {name}: unknown provider {provider!r}; choose from "
+                f"{', '.join(_PROVIDERS)}",
+                name=name,
+                source="--oracle",
+            )
+        data: dict[str, Any] = {"provider": provider, "model": wanted["model"]}
+        if base.provider == provider:
+            data = {**base.model_dump(exclude_unset=True), **data}
+        if wanted.get("base_url"):
+            data["base_url"] = wanted["base_url"]
+        try:
+            oracle_spec = classes[provider].model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise RitualInputError(
+                f"--oracle {name}={provider}:{wanted['model']}: {problems} (an openai "
+                "endpoint needs its address: --oracle NAME=openai:MODEL@http://host:port/v1)",
+                name=name,
+                source="--oracle",
+            ) from None
+        built[name] = build_oracle(oracle_spec, path.resolve().parent)
+    return built
 
 
 def run(
@@ -620,13 +720,14 @@ def run(
     Args:
         ritual: Path to the ritual file (YAML).
         inputs: Values for the ritual's declared inputs (checked, defaults filled in).
-        codex: A Codex, a Codex URL (see :func:`open_codex`) or None for the default
-            ``.sanctum/codex.db``. A Codex passed in is not closed afterwards.
+        codex: A Codex, a Codex URL (see :func:`open_codex`) or None: the ritual file's
+            ``codex:`` if it names one, else the default ``.sanctum/codex.db``. A Codex
+            passed in is not closed afterwards.
         invocation_id: The Invocation's id; a fresh uuid4 hex when omitted.
         trace_path: Where to write a trace (a TraceRecorder is attached).
         modes: Stream modes whose Omens the iteration yields (``updates``, ``values``,
             ``omens``, ``tokens``); empty yields none.
-        oracles: Oracle overrides by name, e.g. from :func:`parse_oracle_overrides`.
+        oracles: Oracle overrides by name, from :func:`parse_oracle_overrides`.
 
     Returns:
         A :class:`Performance` to iterate.
@@ -635,12 +736,13 @@ def run(
     resolved = path.resolve()
     given = dict(inputs or {})
 
-    async def prepare(performance: Performance, store: Codex) -> tuple[Rite, dict[str, Any]]:
+    async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
         from sanctum.spec import load_ritual
 
         spec = load_ritual(path)
         checked = check_inputs(spec, given)
         performance.ritual_path = resolved
+        store = performance.open_store(spec.codex)
         existing = await store.get(performance.invocation_id)
         if existing is not None:
             raise SealError(
@@ -650,7 +752,7 @@ def run(
                 invocation_id=performance.invocation_id,
             )
         rite = _compile(spec, path, store, oracles)
-        return rite, {"input": checked, "metadata": _ritual_metadata(performance.ritual_path)}
+        return rite, {"input": checked, "metadata": _ritual_metadata(resolved)}
 
     return Performance(
         prepare,
@@ -683,7 +785,7 @@ def resume(
             interrupt's question).
         seal_id: A historic Seal to continue from instead of the latest (time-travel).
         force: Continue even when the ritual file changed since the run.
-        codex: A Codex, a Codex URL or None for the default (see :func:`run`).
+        codex: A Codex, a Codex URL or None for the default ``.sanctum/codex.db``.
         trace_path: Where to write a trace of the resumed part.
         modes: Stream modes whose Omens the iteration yields.
         oracles: Oracle overrides by name.
@@ -696,9 +798,10 @@ def resume(
             the ritual file is missing or changed (without ``force``).
     """
 
-    async def prepare(performance: Performance, store: Codex) -> tuple[Rite, dict[str, Any]]:
+    async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
         from sanctum.spec import load_ritual
 
+        store = performance.open_store()
         if seal_id is not None:
             seal = await store.get_seal(invocation_id, seal_id)
             if seal is None:
@@ -812,3 +915,147 @@ def _store(codex: Codex | str | None) -> tuple[Codex, bool]:
     if isinstance(codex, Codex):
         return codex, False
     return open_codex(codex), True
+
+
+# --------------------------------------------------------------------------- traces
+
+
+class TraceFileError(SanctumError, ValueError):
+    """A file given as a trace is not a sanctum trace (``path`` names it)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def load_trace(path: str | Path) -> dict[str, Any]:
+    """Read a ``.sanctum-trace.json`` file written by ``sanctum run --trace``.
+
+    Returns:
+        The trace document (format in :mod:`sanctum.tracing.document`).
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        TraceFileError: If it is not a sanctum trace of a supported version.
+    """
+    from sanctum.tracing.render import load_trace as read
+
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise
+    except ValueError as exc:
+        raise TraceFileError(str(exc), path=str(path)) from exc
+
+
+def render_trace_file(path: str | Path, output: str | Path | None = None) -> Path:
+    """Render a trace file as one self-contained HTML page.
+
+    Args:
+        path: The ``.sanctum-trace.json`` file.
+        output: Where to write (default: ``path`` with an ``.html`` suffix).
+
+    Returns:
+        The written HTML file's path.
+
+    Raises:
+        FileNotFoundError: If the trace does not exist.
+        TraceFileError: If it is not a sanctum trace.
+        OSError: If the page cannot be written.
+    """
+    from sanctum.tracing import render_trace
+
+    try:
+        return render_trace(path, output)
+    except FileNotFoundError:
+        raise
+    except ValueError as exc:
+        raise TraceFileError(str(exc), path=str(path)) from exc
+
+
+# --------------------------------------------------------------------------- ritual tests
+
+
+def find_test_files(paths: Sequence[str | Path]) -> builtins.list[Path]:
+    """The ``NAME.test.yaml`` files the paths name.
+
+    A test file stands for itself, a ritual file for its sibling ``NAME.test.yaml``,
+    a folder for every test file below it (sorted).
+
+    Raises:
+        FileNotFoundError: If a path does not exist, or a ritual has no test file.
+    """
+    found: builtins.list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.test.yaml")))
+        elif path.name.endswith(".test.yaml"):
+            if not path.is_file():
+                raise FileNotFoundError(2, "no such test file", str(path))
+            found.append(path)
+        elif path.is_file():
+            sibling = path.with_name(path.name.rsplit(".", 1)[0] + ".test.yaml")
+            if not sibling.is_file():
+                raise FileNotFoundError(
+                    2, f"no test cases for {path} (write them in {sibling.name})", str(sibling)
+                )
+            found.append(sibling)
+        else:
+            raise FileNotFoundError(2, "no such file or folder", str(path))
+    unique: builtins.list[Path] = []
+    for path in found:
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
+    """Run the ritual test cases the paths name (see :func:`find_test_files`).
+
+    Returns:
+        One ``sanctum.spec.TestResult`` per case, in file and case order.
+    """
+    from sanctum.spec import run_ritual_tests
+
+    results: builtins.list[TestResult] = []
+    for file in find_test_files(paths):
+        results.extend(run_ritual_tests(file))
+    return results
+
+
+def junit_xml(results: Sequence[TestResult]) -> str:
+    """The results as a JUnit XML report (one testsuite per test file)."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name="sanctum")
+    suites: dict[str, ET.Element] = {}
+    for result in results:
+        suite = suites.get(result.file)
+        if suite is None:
+            suite = ET.SubElement(root, "testsuite", name=result.file)
+            suites[result.file] = suite
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=Path(result.file).name.removesuffix(".yaml").replace(".", "_"),
+            name=result.name,
+            time=f"{result.duration:.3f}",
+        )
+        if not result.passed:
+            failure = ET.SubElement(case, "failure", message=result.message, type=result.status)
+            failure.text = result.message
+    for element in [root, *suites.values()]:
+        cases = element.iter("testcase")
+        total = failed = 0
+        seconds = 0.0
+        for case in cases:
+            total += 1
+            failed += case.find("failure") is not None
+            seconds += float(case.get("time", "0"))
+        element.set("tests", str(total))
+        element.set("failures", str(failed))
+        element.set("errors", "0")
+        element.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -27,6 +27,7 @@ reads well on its own in a terminal::
     │   ├── OracleConnectionError    nobody listens at the model server's address
     │   ├── OracleTimeoutError       the model server did not answer in time
     │   └── OracleResponseError      the model server answered with an error
+    │       └── OracleOutputError    ... because it could not parse the model's output
     ├── SpellError                   the Grimoire's family
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
     │   ├── SpellCallParseError      the repair layer gave up on a model's spell calls
@@ -49,6 +50,7 @@ __all__ = [
     "Interrupt",
     "OracleConnectionError",
     "OracleError",
+    "OracleOutputError",
     "OracleResponseError",
     "OracleTimeoutError",
     "RecursionLimitError",
@@ -291,6 +293,30 @@ class OracleResponseError(OracleError):
         super().__init__(message, endpoint=endpoint)
         self.status = status
         self.body = body
+
+
+class OracleOutputError(OracleResponseError):
+    """The Oracle spoke, but its own server could not read what the model wrote.
+
+    Raised for llama-server's 500 ``"Failed to parse input at pos N: <output>"``: a
+    model-output failure (a malformed tool call), not a transport failure — worth
+    repairing or retrying. ``output`` holds the model output the server quoted, in
+    full. The adapters catch it and answer with an OracleResponse whose text is
+    ``output`` (so the Grimoire's text parser and repair layer see it); it reaches the
+    caller only when nothing was recoverable (``output == ""``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str | None = None,
+        status: int | None = None,
+        body: str = "",
+        output: str = "",
+    ) -> None:
+        super().__init__(message, endpoint=endpoint, status=status, body=body)
+        self.output = output
 
 
 # --------------------------------------------------------------------------- grimoire

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_CTRL_C",
     "EXIT_DONE",
     "EXIT_FAILED",
@@ -46,6 +47,9 @@ EXIT_PAUSED = 3
 """An interrupt paused the invocation; resume it."""
 EXIT_CTRL_C = 130
 """Ctrl-C stopped the command (the invocation stays resumable)."""
+
+EXIT_BROKEN_PIPE = 141
+"""The reader of stdout went away (128 + SIGPIPE, as a shell reports it)."""
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -75,10 +79,10 @@ def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 def exit_code_for(exc: BaseException) -> int | None:
     """The exit status an expected error maps to, or None for an unexpected one (a bug)."""
-    from sanctum.api import RitualInputError
+    from sanctum.api import RitualInputError, TraceFileError
     from sanctum.errors import OracleError, RitualFileError, SanctumError, SealError
 
-    if isinstance(exc, RitualFileError | SealError | RitualInputError):
+    if isinstance(exc, RitualFileError | SealError | RitualInputError | TraceFileError):
         return EXIT_USAGE
     if isinstance(exc, OracleError | SanctumError):
         return EXIT_FAILED
@@ -117,6 +121,11 @@ def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            # the reader went away (`sanctum invocations --json | head -1`): stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except KeyboardInterrupt:
             if is_debug():
                 traceback.print_exc()

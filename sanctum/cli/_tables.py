@@ -6,17 +6,26 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.table import Table
 
 if TYPE_CHECKING:
     from sanctum.codex.base import InvocationSummary, Seal
+    from sanctum.spec import TestResult
 
-__all__ = ["format_time", "invocation_row", "invocations_table", "seal_row", "seals_table"]
+__all__ = [
+    "format_time",
+    "invocation_row",
+    "invocations_table",
+    "seal_row",
+    "seals_table",
+    "test_table",
+]
 
 
 def format_time(epoch: float) -> str:
-    """Epoch seconds as local ``YYYY-MM-DD HH:MM:SS``."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(epoch))
+    """Epoch seconds as local ``MM-DD HH:MM:SS``."""
+    return time.strftime("%m-%d %H:%M:%S", time.localtime(epoch))
 
 
 def _ritual_of(metadata: Mapping[str, Any]) -> str:
@@ -30,10 +39,13 @@ def _display_path(path: str) -> str:
     """A ritual path relative to the working directory when it lies below it."""
     from pathlib import Path
 
+    if not path:
+        return ""
     try:
         return str(Path(path).relative_to(Path.cwd()))
     except ValueError:
-        return path
+        parts = Path(path).parts
+        return path if len(parts) <= 3 else "…/" + "/".join(parts[-2:])
 
 
 def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
@@ -53,11 +65,13 @@ def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
 
 def invocations_table(summaries: Sequence[InvocationSummary]) -> Table:
     """Recent invocations: id, ritual, status, supersteps, last update."""
-    table = Table(title="Invocations", title_justify="left")
-    table.add_column("invocation", style="bold", no_wrap=True)
-    table.add_column("ritual")
-    table.add_column("status")
-    table.add_column("supersteps", justify="right")
+    table = Table(
+        title="Invocations", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    table.add_column("invocation", style="bold", no_wrap=True, min_width=32)
+    table.add_column("ritual", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("steps", justify="right", no_wrap=True)
     table.add_column("updated", no_wrap=True)
     colours = {"done": "green", "paused": "yellow", "incomplete": "red"}
     for summary in summaries:
@@ -87,17 +101,20 @@ def seal_row(seal: Seal) -> dict[str, Any]:
 
 def seals_table(invocation_id: str, seals: Sequence[Seal]) -> Table:
     """An invocation's history: seal id, superstep, frontier, time, interrupt reason."""
-    table = Table(title=f"Seals of {invocation_id}", title_justify="left")
-    table.add_column("seal", style="bold", no_wrap=True)
-    table.add_column("superstep", justify="right")
-    table.add_column("frontier")
+    table = Table(
+        title=f"Seals of {invocation_id}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    table.add_column("seal", style="bold", no_wrap=True, min_width=32)
+    table.add_column("step", justify="right", no_wrap=True)
+    table.add_column("frontier", overflow="fold")
     table.add_column("time", no_wrap=True)
-    table.add_column("interrupt")
+    table.add_column("interrupt", overflow="fold")
     for seal in seals:
         interrupt = seal.interrupt
         reason = ""
         if interrupt is not None:
             reason = f"{interrupt.get('sigil', '')}: {interrupt.get('reason', '')}"
+            reason = reason if len(reason) <= 40 else reason[:39] + "…"
         table.add_row(
             seal.seal_id,
             str(seal.superstep),
@@ -107,3 +124,31 @@ def seals_table(invocation_id: str, seals: Sequence[Seal]) -> Table:
             style="yellow" if interrupt is not None else None,
         )
     return table
+
+
+def test_table(results: Sequence[TestResult]) -> Table:
+    """Ritual test cases: pass/fail, file, case, status, time, and why a case failed."""
+    table = Table(title="Ritual tests", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("file", no_wrap=True)
+    table.add_column("case", overflow="fold")
+    table.add_column("status", no_wrap=True)
+    table.add_column("time", justify="right", no_wrap=True)
+    for result in results:
+        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        table.add_row(
+            mark,
+            _display_path(result.file),
+            result.name,
+            result.status,
+            f"{result.duration * 1000:.0f}ms",
+        )
+        if not result.passed and result.message:
+            table.add_row("", "", f"[red]{_escape(result.message)}[/]", "", "")
+    return table
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)

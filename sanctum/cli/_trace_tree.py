@@ -13,7 +13,7 @@ from typing import Any
 from rich.text import Text
 from rich.tree import Tree
 
-from sanctum.cli._view import aether_tree, short
+from sanctum.cli._view import aether_tree, duration, short
 
 __all__ = ["duration", "trace_tree"]
 
@@ -31,17 +31,6 @@ _STATUS_STYLE = {
     "failed": "bold red",
     "incomplete": "bold magenta",
 }
-
-
-def duration(seconds: Any) -> str:
-    """Seconds for people: ``"850µs"``, ``"12.3ms"``, ``"4.20s"``; ``"—"`` when unknown."""
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
-        return "—"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f}µs"
-    if seconds < 1:
-        return f"{seconds * 1e3:.1f}ms"
-    return f"{seconds:.2f}s"
 
 
 def trace_tree(trace: Mapping[str, Any], *, label: str | None = None) -> Tree:

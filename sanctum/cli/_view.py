@@ -40,7 +40,7 @@ from sanctum.omens.events import (
 if TYPE_CHECKING:
     from sanctum.api import RunResult
 
-__all__ = ["RunView", "aether_tree", "short"]
+__all__ = ["RunView", "aether_tree", "duration", "short"]
 
 _TOKEN_TAIL = 160
 
@@ -79,10 +79,23 @@ def _grow(parent: Tree, key: str, value: Any) -> None:
 
 
 def _flat(values: Sequence[Any]) -> bool:
-    """A short list of scalars stays on one line."""
-    return len(values) <= 8 and all(
-        isinstance(v, str | int | float | bool) or v is None for v in values
+    """A short list of short scalars stays on one line."""
+    return (
+        len(values) <= 8
+        and all(isinstance(v, str | int | float | bool) or v is None for v in values)
+        and len(short(list(values), 1000)) <= 60
     )
+
+
+def duration(seconds: Any) -> str:
+    """Seconds for people: ``"850µs"``, ``"12.3ms"``, ``"4.20s"``; ``"—"`` when unknown."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+        return "—"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.0f}µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.1f}ms"
+    return f"{seconds:.2f}s"
 
 
 class _LiveLine:
@@ -200,6 +213,9 @@ class RunView:
             self._open_superstep_line("⏸", "paused", "bold yellow")
 
     def _begin(self, omen: SuperstepBegan) -> None:
+        if self.started is not None:
+            # the previous superstep never completed: a failure diverted by on_error
+            self._open_superstep_line("↪", "failed; on_error fallback next", "bold red")
         self.superstep = omen.superstep
         self.frontier = tuple(omen.frontier)
         self.running = []
@@ -218,7 +234,7 @@ class RunView:
                 (f"superstep {omen.superstep}", "bold"),
                 "  ",
                 (", ".join(self.frontier), "cyan"),
-                f"  {elapsed:.2f}s",
+                f"  {duration(elapsed)}",
             )
         )
         if "values" in self.modes:

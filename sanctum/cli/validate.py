@@ -19,13 +19,23 @@ __all__ = ["register", "validate", "validate_files"]
 def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = False) -> int:
     """Check each file, print ``path:line:column: message`` per problem; return the count.
 
-    Good files print ``path: ok`` unless ``quiet``.
+    Ritual files are checked fully; ``NAME.test.yaml`` files as test-case files. Good
+    files print ``path: ok`` unless ``quiet``.
     """
+    from sanctum.errors import RitualFileError
     from sanctum.spec import check_ritual
+    from sanctum.spec.testcases import load_test_file
 
     bad = 0
     for path in paths:
-        problems = check_ritual(path, resolve=resolve)
+        if path.name.endswith(".test.yaml"):
+            try:
+                load_test_file(path)
+                problems = []
+            except RitualFileError as exc:
+                problems = list(exc.problems)
+        else:
+            problems = check_ritual(path, resolve=resolve)
         if problems:
             bad += 1
             for problem in problems:

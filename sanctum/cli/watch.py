@@ -51,6 +51,14 @@ def watch(
     overrides = api.parse_oracle_overrides(oracle or [])
     target = os.path.realpath(ritual)
 
+    def fingerprint() -> tuple[int, str] | None:
+        try:
+            return ritual.stat().st_mtime_ns, api.ritual_digest(ritual)
+        except OSError:
+            return None
+
+    seen = {"digest": fingerprint()}
+
     def check_and_run() -> None:
         bad = validate_files([ritual], resolve=resolve)
         if rerun and not bad:
@@ -59,12 +67,20 @@ def watch(
     try:
         check_and_run()
         typer.echo(f"watching {ritual} (Ctrl-C to stop)")
+        # The file's state, not the events, decides: a save (or a touch) between the
+        # first check and the watcher starting is still seen.
         for _changes in changes_of(
             ritual.resolve().parent,
             watch_filter=lambda _change, path: os.path.realpath(path) == target,
             debounce=400,
             step=50,
+            rust_timeout=500,
+            yield_on_timeout=True,
         ):
+            digest = fingerprint()
+            if digest == seen["digest"]:
+                continue
+            seen["digest"] = digest
             typer.echo(f"{ritual} changed")
             check_and_run()
     except KeyboardInterrupt:

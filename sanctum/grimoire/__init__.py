@@ -3,7 +3,8 @@
 A Spell wraps a callable with the JSON schema an Oracle (LLM adapter) reasons about;
 a Tome is the ordered registry of Spells handed to an Entity (agent); the repair layer
 mends or corrects every spell call before it is cast; :func:`summon` builds the ReAct
-loop as a Rite from public engine primitives.
+loop as a Rite from public engine primitives; :func:`oracle_sigil`,
+:func:`agent_sigil` and :func:`spell_sigil` are ready-made Sigils built on them.
 """
 
 from sanctum.errors import (
@@ -13,6 +14,7 @@ from sanctum.errors import (
     SpellManifestError,
 )
 from sanctum.grimoire.repair import MALFORMED_KEY, RepairOutcome, repair_spell_call
+from sanctum.grimoire.sigils import agent_sigil, oracle_sigil, spell_sigil
 from sanctum.grimoire.spell import Spell, infer_parameters, spell
 from sanctum.grimoire.summon import DEFAULT_ROLE, SPELL_CALLING_MODES, summon
 from sanctum.grimoire.tome import MANIFEST_NAME, Tome
@@ -21,16 +23,19 @@ __all__ = [
     "DEFAULT_ROLE",
     "MALFORMED_KEY",
     "MANIFEST_NAME",
-    "RepairOutcome",
     "SPELL_CALLING_MODES",
+    "RepairOutcome",
     "Spell",
     "SpellCallParseError",
     "SpellError",
     "SpellExecutionError",
     "SpellManifestError",
     "Tome",
+    "agent_sigil",
     "infer_parameters",
+    "oracle_sigil",
     "repair_spell_call",
     "spell",
+    "spell_sigil",
     "summon",
 ]

@@ -8,7 +8,9 @@ agentic behaviour::
     oracle -> (spell_calls?) -> spells -> oracle -> ... -> END
 
 The Aether (state) holds ``messages`` (append; dicts with role/content), plus
-``repair_rounds`` and ``rejected_calls`` for the repair layer. The oracle Sigil sends
+``repair_rounds`` (the current count of consecutive correction-only rounds) and
+``rejected_calls`` (the raw texts rejected during those rounds; both reset by a round
+with a castable call) for the repair layer. The oracle Sigil sends
 the system role plus the transcript to the Oracle and appends its answer (carrying
 ``spell_calls`` when Spells were requested, and ``usage``). The spells Sigil passes
 EVERY call through the repair layer (:mod:`sanctum.grimoire.repair`) before casting:
@@ -33,11 +35,10 @@ from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
-from sanctum.ritual.constants import DEFAULT_RECURSION_LIMIT, END
+from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, Rite, Ritual
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex
-    from sanctum.ritual import Rite
     from sanctum.wards.base import Ward
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "DEFAULT_ROLE", "SPELL_CALLING_MODES", "summon"]
@@ -154,8 +155,6 @@ def summon(
         ValueError: If ``spell_calling`` names an unknown strategy or
             ``max_repair_rounds`` is negative.
     """
-    from sanctum.ritual import Ritual
-
     voice = _wrap(oracle, spell_calling)
     if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
         raise ValueError(f"max_repair_rounds must be an int >= 0, not {max_repair_rounds!r}")

@@ -3,18 +3,17 @@
 The HTTP adapters (``sanctum.oracle.ollama``, ``sanctum.oracle.openai_compat``) and the
 in-process llama.cpp adapter (``sanctum.oracle.llamacpp``) import third-party packages
 and are therefore not imported here; import them from their modules.
-``OracleOutputError`` (raised by the HTTP adapters when a server could not parse the
-model's own output) lives in the stdlib-only ``sanctum.oracle._http``, together with
-``is_tool_rejection`` and ``is_model_output_failure``.
+``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
+OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 """
 
 from sanctum.errors import (
     OracleConnectionError,
     OracleError,
+    OracleOutputError,
     OracleResponseError,
     OracleTimeoutError,
 )
-from sanctum.oracle._http import OracleOutputError
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
 from sanctum.oracle.scripted import ScriptedOracle
 

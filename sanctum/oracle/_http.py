@@ -24,7 +24,12 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from sanctum.errors import OracleConnectionError, OracleResponseError, OracleTimeoutError
+from sanctum.errors import (
+    OracleConnectionError,
+    OracleOutputError,
+    OracleResponseError,
+    OracleTimeoutError,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -66,30 +71,6 @@ _TOOL_REJECTIONS: tuple[re.Pattern[str], ...] = (
 
 # llama-server's answer when its own parser chokes on the model's output.
 _MODEL_OUTPUT_FAILURE = re.compile(r"Failed to parse input at pos (\d+)(?::\s?(.*))?", re.DOTALL)
-
-
-class OracleOutputError(OracleResponseError):
-    """The Oracle spoke, but its own server could not read what the model wrote.
-
-    Raised for llama-server's 500 ``"Failed to parse input at pos N: <output>"``: a
-    model-output failure (a malformed tool call), not a transport failure — worth
-    repairing or retrying. ``output`` holds the model output the server quoted, in
-    full. The adapters catch it and answer with an OracleResponse whose text is
-    ``output`` (so the grimoire's text parser and repair layer see it); it reaches the
-    caller only when nothing was recoverable (``output == ""``).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str | None = None,
-        status: int | None = None,
-        body: str = "",
-        output: str = "",
-    ) -> None:
-        super().__init__(message, endpoint=endpoint, status=status, body=body)
-        self.output = output
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:

@@ -22,6 +22,16 @@ from typing import Any, Literal
 
 from sanctum.errors import OracleResponseError
 from sanctum.oracle._http import is_tool_rejection
+from sanctum.oracle._mend import (
+    FENCE_JSON,
+    TOOL_CALL_CLOSE,
+    TOOL_CALL_OPEN,
+    candidates,
+    json_repair_tier,
+    loads,
+    normalise,
+    simple_mends,
+)
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
 
 __all__ = [
@@ -44,12 +54,7 @@ MAX_MODEL_OUTPUT_CHARS = 2 * 1024 * 1024
 SPELL_CALL_OPEN = "<spell_call>"
 SPELL_CALL_CLOSE = "</spell_call>"
 
-_TOOL_CALL_OPEN = "<tool_call>"
-_TOOL_CALL_CLOSE = "</tool_call>"
 _MAX_BLOCKS = 32
-_JSON_REPAIR_MAX_CHARS = 8 * 1024
-_JSON_REPAIR_MAX_DEPTH = 8
-_FENCE_JSON = re.compile(r"```[ \t]*json[ \t]*", re.IGNORECASE)
 _NAME_HINT = re.compile(
     r"""["']?(?:spell|name)["']?[ \t]*:[ \t]*["']([A-Za-z0-9_.\-]{1,128})["']"""
 )
@@ -57,225 +62,6 @@ _CALL_ARG_KEYS = ("arguments", "args", "parameters", "input")
 _CALL_EXTRA_KEYS = frozenset({"call_id", "id", "type"})
 
 # --------------------------------------------------------------------------- extract_json
-
-
-def _loads(text: str, *, strict: bool = True) -> Any:
-    """Parse ``text`` as JSON, returning ``None`` on any failure (never raises)."""
-    try:
-        return json.loads(text, strict=strict)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _fenced_json(text: str) -> str | None:
-    """The body of the first ```json fence (to the end when it is never closed)."""
-    match = _FENCE_JSON.search(text)
-    if match is None:
-        return None
-    start = match.end()
-    end = text.find("```", start)
-    return text[start:] if end < 0 else text[start:end]
-
-
-def _tagged(text: str, open_tag: str, close_tag: str) -> str | None:
-    """The body of the first ``open_tag ... close_tag`` pair (to the end if unclosed)."""
-    start = text.find(open_tag)
-    if start < 0:
-        return None
-    start += len(open_tag)
-    end = text.find(close_tag, start)
-    return text[start:] if end < 0 else text[start:end]
-
-
-def _brace_region(text: str) -> str | None:
-    """From the first ``{`` to the last ``}`` (or to the end when none closes)."""
-    start = text.find("{")
-    if start < 0:
-        return None
-    end = text.rfind("}")
-    return text[start:] if end < start else text[start : end + 1]
-
-
-def _simple_mends(candidate: str) -> list[tuple[str, str]]:
-    """The specification's simple mends: closing braces, then single quotes."""
-    mends: list[tuple[str, str]] = []
-    missing = candidate.count("{") - candidate.count("}")
-    closed = candidate + "}" * missing if missing > 0 else candidate
-    if missing > 0:
-        plural = "s" if missing > 1 else ""
-        mends.append((closed, f"appended {missing} missing closing brace{plural}"))
-    if '"' not in candidate and "'" in candidate:
-        mends.append((candidate.replace("'", '"'), "swapped single quotes for double quotes"))
-        if missing > 0:
-            mends.append(
-                (
-                    closed.replace("'", '"'),
-                    "swapped single quotes for double quotes and appended closing braces",
-                )
-            )
-    return mends
-
-
-def _normalise(candidate: str) -> tuple[str, int] | None:
-    """Rewrite JSON-ish text into JSON in one linear pass (string-aware).
-
-    Starts at the first ``{`` and stops where that object closes. Converts
-    single-quoted strings, Python literals (True/False/None), bare keys and trailing
-    commas; drops ``//`` comments; closes an unterminated string and every bracket
-    left open. Returns the rewritten text and the maximum nesting depth seen, or
-    ``None`` when there is no ``{``.
-    """
-    start = candidate.find("{")
-    if start < 0:
-        return None
-    out: list[str] = []
-    stack: list[str] = []
-    open_count = {"}": 0, "]": 0}
-    depth = 0
-    n = len(candidate)
-    i = start
-    while i < n:
-        ch = candidate[i]
-        if ch == '"' or ch == "'":
-            i = _copy_string(candidate, i, out)
-            continue
-        if ch in "{[":
-            closer = "}" if ch == "{" else "]"
-            stack.append(closer)
-            open_count[closer] += 1
-            depth = max(depth, len(stack))
-            out.append(ch)
-        elif ch in "}]":
-            if open_count[ch]:
-                while stack[-1] != ch:  # close what the model forgot, innermost first
-                    inner = stack.pop()
-                    open_count[inner] -= 1
-                    out.append(inner)
-                stack.pop()
-                open_count[ch] -= 1
-                out.append(ch)
-            if not stack:
-                return "".join(out), depth
-        elif ch == ",":
-            j = i + 1
-            while j < n and candidate[j] in " \t\r\n":
-                j += 1
-            if j >= n or candidate[j] not in "}]":
-                out.append(ch)
-        elif ch == "/" and i + 1 < n and candidate[i + 1] == "/":
-            end = candidate.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        elif ch.isalpha() or ch == "_":
-            j = i
-            while j < n and (candidate[j].isalnum() or candidate[j] == "_"):
-                j += 1
-            word = candidate[i:j]
-            k = j
-            while k < n and candidate[k] in " \t\r\n":
-                k += 1
-            if k < n and candidate[k] == ":":
-                out.append(json.dumps(word))
-            else:
-                out.append({"True": "true", "False": "false", "None": "null"}.get(word, word))
-            i = j
-            continue
-        else:
-            out.append(ch)
-        i += 1
-    text = "".join(out).rstrip()
-    while text.endswith(","):
-        text = text[:-1].rstrip()
-    if text.endswith(":"):
-        text += " null"
-    return text + "".join(reversed(stack)), depth
-
-
-def _copy_string(text: str, i: int, out: list[str]) -> int:
-    """Copy the string literal starting at ``text[i]`` as a JSON string; return its end."""
-    quote = text[i]
-    n = len(text)
-    j = i + 1
-    if quote == '"':
-        while j < n:
-            c = text[j]
-            if c == "\\":
-                j += 2
-                continue
-            if c == '"':
-                out.append(text[i : j + 1])
-                return j + 1
-            j += 1
-        body = text[i + 1 :]
-        if body.endswith("\\"):
-            body = body[:-1]
-        out.append('"' + body + '"')
-        return n
-    parts: list[str] = ['"']
-    while j < n:
-        c = text[j]
-        if c == "\\" and j + 1 < n:
-            nxt = text[j + 1]
-            parts.append("'" if nxt == "'" else c + nxt)
-            j += 2
-            continue
-        if c == "'":
-            break
-        parts.append('\\"' if c == '"' else c)
-        j += 1
-    parts.append('"')
-    out.append("".join(parts))
-    return min(j + 1, n)
-
-
-def _nesting_depth(text: str) -> int:
-    """Maximum bracket nesting of ``text``, ignoring strings (a cheap upper bound)."""
-    depth = best = 0
-    for ch in text:
-        if ch in "{[":
-            depth += 1
-            best = max(best, depth)
-        elif ch in "}]" and depth:
-            depth -= 1
-    return best
-
-
-def _json_repair(candidate: str) -> Any:
-    """Last tier: the json_repair library, on small, shallow candidates only."""
-    if len(candidate) > _JSON_REPAIR_MAX_CHARS or "{" not in candidate:
-        return None
-    if _nesting_depth(candidate) > _JSON_REPAIR_MAX_DEPTH:
-        return None
-    try:
-        import json_repair  # lazy: a third-party package, never loaded by `import sanctum`
-    except ImportError:  # pragma: no cover - json-repair is a core dependency
-        return None
-    try:
-        return json_repair.loads(candidate[candidate.find("{") :])
-    except Exception:  # the library must never break the repair layer
-        return None
-
-
-def _candidates(text: str) -> list[tuple[str, str]]:
-    """The places JSON may hide in ``text``, in the specification's order."""
-    found: list[tuple[str, str]] = []
-    fenced = _fenced_json(text)
-    if fenced is not None:
-        found.append((fenced.strip(), "a fenced json block"))
-    tagged = _tagged(text, _TOOL_CALL_OPEN, _TOOL_CALL_CLOSE)
-    if tagged is not None:
-        found.append((tagged.strip(), "a <tool_call> tag"))
-    region = _brace_region(text)
-    if region is not None:
-        found.append((region, "the outermost brace region"))
-    found.append((text.strip(), "the raw text"))
-    unique: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for candidate, where in found:
-        if candidate and candidate not in seen:
-            seen.add(candidate)
-            unique.append((candidate, where))
-    return unique
 
 
 def extract_json_with_mend(text: str) -> tuple[dict[str, Any] | None, str]:
@@ -295,30 +81,30 @@ def extract_json_with_mend(text: str) -> tuple[dict[str, Any] | None, str]:
     given: object = text
     if not isinstance(given, str) or not text or len(text) > MAX_MODEL_OUTPUT_CHARS:
         return None, ""
-    candidates = _candidates(text)
+    found = candidates(text)
     # The specification's tiers first, for every candidate in its order ...
-    for candidate, where in candidates:
-        value = _loads(candidate)
+    for candidate, where in found:
+        value = loads(candidate)
         if isinstance(value, dict):
             return value, f"parsed {where}"
         if isinstance(value, str) and "{" in value and len(value) < len(candidate):
             inner, how = extract_json_with_mend(value)
             if inner is not None:
                 return inner, f"decoded a JSON object double-encoded as a string; {how}"
-        for mended, how in _simple_mends(candidate):
-            value = _loads(mended)
+        for mended, how in simple_mends(candidate):
+            value = loads(mended)
             if isinstance(value, dict):
                 return value, f"{how} in {where}"
     # ... then the tolerant tiers that help small models.
-    for candidate, where in candidates:
-        normal = _normalise(candidate)
+    for candidate, where in found:
+        normal = normalise(candidate)
         if normal is None:
             continue
-        value = _loads(normal[0], strict=False)
+        value = loads(normal[0], strict=False)
         if isinstance(value, dict):
             return value, f"rewrote {where} as strict JSON (quotes, literals, commas, brackets)"
-    for candidate, where in candidates:
-        value = _json_repair(candidate)
+    for candidate, where in found:
+        value = json_repair_tier(candidate)
         if isinstance(value, dict) and value:
             return value, f"repaired {where} with json_repair"
     return None, ""
@@ -495,13 +281,13 @@ def _split_blocks(text: str) -> tuple[str, list[str]]:
     n = len(text)
     while pos < n and len(bodies) < _MAX_BLOCKS:
         a = text.find(SPELL_CALL_OPEN, pos)
-        b = text.find(_TOOL_CALL_OPEN, pos)
+        b = text.find(TOOL_CALL_OPEN, pos)
         if a < 0 and b < 0:
             break
         if b < 0 or (0 <= a < b):
             start, open_tag, close_tag = a, SPELL_CALL_OPEN, SPELL_CALL_CLOSE
         else:
-            start, open_tag, close_tag = b, _TOOL_CALL_OPEN, _TOOL_CALL_CLOSE
+            start, open_tag, close_tag = b, TOOL_CALL_OPEN, TOOL_CALL_CLOSE
         prose.append(text[pos:start])
         body_start = start + len(open_tag)
         end = text.find(close_tag, body_start)
@@ -574,7 +360,7 @@ def _bare_calls(text: str) -> tuple[str, list[SpellCall]]:
         prose.append(text[pos:start])
         pos = end
     prose.append(text[pos:])
-    pieces = (_FENCE_JSON.sub("", piece).replace("```", "").strip() for piece in prose)
+    pieces = (FENCE_JSON.sub("", piece).replace("```", "").strip() for piece in prose)
     return " ".join(piece for piece in pieces if piece), calls
 
 

@@ -41,17 +41,26 @@ _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_O
 def detect_writer(fn: Callable[..., Any]) -> bool:
     """Tell whether ``fn`` accepts a second positional parameter (the writer).
 
+    A positional parameter counts when it has no default, or when it is named
+    ``writer``: ``fn(aether, pen)`` and ``fn(aether, writer=None)`` get a writer, while
+    the closure idiom ``lambda aether, i=i: ...`` does not.
+
     Args:
         fn: The Sigil function (a function, bound method, partial or callable object).
 
     Returns:
-        True when the signature has two or more positional parameters.
+        True when two or more positional parameters count.
     """
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return False
-    return sum(1 for p in signature.parameters.values() if p.kind in _POSITIONAL) >= 2
+    counted = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in _POSITIONAL and (p.default is inspect.Parameter.empty or p.name == "writer")
+    ]
+    return len(counted) >= 2
 
 
 def detect_async(fn: Callable[..., Any]) -> bool:

@@ -394,7 +394,10 @@ async def perform_invocation(
                 fallback = failure.plan.on_error
                 last = failure.plan.name
                 if fallback is None:
-                    raise _execution_error(failure, aether, inv, superstep) from failure.error
+                    error = _execution_error(failure, aether, inv, superstep)
+                    if error is failure.error:  # a policy timeout, already chained
+                        raise error from error.__cause__
+                    raise error from failure.error
                 entry = error_entry(failure.plan.name, failure.error, superstep, failure.attempts)
                 aether = with_error(aether, entry)
                 if written is not None:
@@ -441,11 +444,11 @@ async def perform_invocation(
                     joins=joins,
                     writers=writers,
                 )
-            elif emitter is not None:
+            elif sink is not None:
                 await asyncio.sleep(0)  # let a stream consumer keep pace
-        error = join_error(joins, graph, inv) if joins else None
-        if error is not None:
-            raise error
+        stuck = join_error(joins, graph, inv) if joins else None
+        if stuck is not None:
+            raise stuck
         if emitter is not None:
             await emitter.emit(
                 RiteManifested(invocation_id=inv, superstep=superstep, aether=aether)

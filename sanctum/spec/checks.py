@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import sanctum.errors as sanctum_errors
+from sanctum.aether import ERRORS_CONDUIT
 from sanctum.spec.diagnostics import Problems, did_you_mean
 from sanctum.spec.expressions import check_expression, check_template
 from sanctum.spec.loader import YamlPath
@@ -50,7 +51,23 @@ _RESERVED_SIGILS = frozenset({"START", "END", "__start__", "__end__"})
 _CONDUIT_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIGIL_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _JINJA_WORDS = frozenset(
-    "true false none True False None and or not in is if else for recursive".split()
+    [
+        "true",
+        "false",
+        "none",
+        "True",
+        "False",
+        "None",
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "if",
+        "else",
+        "for",
+        "recursive",
+    ]
 )
 
 
@@ -111,6 +128,7 @@ class Checker:
         self.folder = folder
         self.root = root
         self.conduits = set(spec.aether) | set(spec.inputs)
+        self.known = {*self.conduits, ERRORS_CONDUIT}
         self.sigils = set(spec.sigils)
         self.tome_spells: dict[str, set[str]] = {}
 
@@ -149,10 +167,10 @@ class Checker:
         if name in END_NAMES:
             return
         if name not in self.sigils:
+            who = "`entry` names" if owner == "entry" else f"sigil {owner!r} points to"
             self.problems.add(
                 path,
-                f"sigil {owner!r} points to {name!r}, which is not a sigil"
-                f"{did_you_mean(name, [*self.sigils, 'END'])}",
+                f"{who} {name!r}, which is not a sigil{did_you_mean(name, [*self.sigils, 'END'])}",
             )
 
     def _conduit(self, path: YamlPath, name: str, owner: str) -> None:
@@ -189,6 +207,15 @@ class Checker:
                 self.problems.add(path, "the ritual cannot begin at END; name a sigil")
             else:
                 self._target(path, name, "entry")
+        for name, oracle in self.spec.oracles.items():
+            if getattr(oracle, "provider", "") == "llamacpp" and (
+                (oracle.model is None) == (oracle.package is None)  # type: ignore[union-attr]
+            ):
+                self.problems.add(
+                    ("oracles", name),
+                    f"oracle {name!r}: give exactly one of `model` (a .gguf path) and `package`",
+                    key=True,
+                )
         for name, policy in self.spec.policies.items():
             self._policy(("policies", name), policy, None)
         if self.spec.default_policy is not None:
@@ -238,7 +265,9 @@ class Checker:
             if self._quoted_hint(path, key=True):
                 continue
             if name in _RESERVED_SIGILS:
-                self.problems.add(path, f"{name!r} is reserved; choose another sigil name", key=True)
+                self.problems.add(
+                    path, f"{name!r} is reserved; choose another sigil name", key=True
+                )
             elif not _SIGIL_NAME.match(name):
                 self.problems.add(
                     path,
@@ -320,7 +349,7 @@ class Checker:
 
     def _sigil(self, name: str, sigil: Any) -> None:
         base: YamlPath = ("sigils", name)
-        known = self.conduits
+        known = self.known
         if sigil.next is None and sigil.routes is None:
             self.problems.add(
                 base,
@@ -380,12 +409,18 @@ class Checker:
         elif isinstance(sigil, AgentSigil):
             agent = sigil.agent
             self._ref(
-                (*base, "agent", "oracle"), agent.oracle, self.spec.oracles, "oracle",
+                (*base, "agent", "oracle"),
+                agent.oracle,
+                self.spec.oracles,
+                "oracle",
                 "; define it under `oracles:`",
             )
             if agent.tome is not None:
                 self._ref(
-                    (*base, "agent", "tome"), agent.tome, self.spec.tomes, "tome",
+                    (*base, "agent", "tome"),
+                    agent.tome,
+                    self.spec.tomes,
+                    "tome",
                     "; define it under `tomes:`",
                 )
             self._conduit((*base, "messages"), sigil.messages, name)
@@ -424,7 +459,10 @@ class Checker:
 
     def _oracle_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
         self._ref(
-            (*base, "oracle"), sigil.oracle, self.spec.oracles, "oracle",
+            (*base, "oracle"),
+            sigil.oracle,
+            self.spec.oracles,
+            "oracle",
             "; define it under `oracles:`",
         )
         self._template((*base, "prompt"), sigil.prompt, name, known)
@@ -453,8 +491,13 @@ class Checker:
                 self._template(path, text, name, known)
 
     def _set_values(
-        self, base: YamlPath, values: dict[str, Any], name: str, known: Collection[str],
-        *, conduits: bool,
+        self,
+        base: YamlPath,
+        values: dict[str, Any],
+        name: str,
+        known: Collection[str],
+        *,
+        conduits: bool,
     ) -> None:
         for key, value in values.items():
             if conduits:

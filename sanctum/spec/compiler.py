@@ -11,7 +11,7 @@ validate``. Every problem is a ``path:line:column: message`` in a RitualFileErro
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,8 +152,12 @@ def _precheck(data: Any, p: Problems) -> bool:
             if isinstance(body, dict) and isinstance(body.get("scatter"), dict):
                 inner = body["scatter"].get("sigil")
                 _kind_problems(
-                    inner, ("sigils", name, "scatter", "sigil"), ("call", "oracle", "spell", "set"),
-                    f"the scatter sigil of {name!r}", p, optional=False,
+                    inner,
+                    ("sigils", name, "scatter", "sigil"),
+                    ("call", "oracle", "spell", "set"),
+                    f"the scatter sigil of {name!r}",
+                    p,
+                    optional=False,
                 )
     wards = data.get("wards")
     if isinstance(wards, list):
@@ -261,11 +265,16 @@ class _Builder:
         self.folder = source.path.resolve().parent
         self.problems = Problems(source.loaded, source.secrets)
         self.mask = secret_masker(source.secrets)
-        self.defaults = {
-            name: conduit.default
-            for name, conduit in {**spec.inputs, **spec.aether}.items()
-            if "default" in conduit.model_fields_set
+        self.defaults: dict[str, Any] = {
+            name: value.default
+            for name, value in spec.inputs.items()
+            if "default" in value.model_fields_set
         }
+        self.defaults.update(
+            (name, value.default)
+            for name, value in spec.aether.items()
+            if "default" in value.model_fields_set
+        )
         self._oracles: dict[str, Oracle] = {}
         self._tomes: dict[str, Any] = {}
         self.reducers: dict[str, str] = {n: c.reducer for n, c in spec.aether.items()}
@@ -528,7 +537,7 @@ class _Builder:
                     )
                     for i, route in enumerate(sigil.routes)
                 ]
-                targets = {target: target for _, target in pairs}
+                targets: dict[Hashable, str] = {target: target for _, target in pairs}
                 ritual.add_conditional_edge(name, first_match_router(pairs), targets)
         for entry in [self.spec.entry] if isinstance(self.spec.entry, str) else self.spec.entry:
             ritual.set_entry_point(entry)
@@ -587,8 +596,8 @@ def compile_ritual(
         RitualFileError: For any problem in the file, in a circle file, or found while
             resolving names or compiling the graph.
     """
-    spec = spec_or_path if isinstance(spec_or_path, RitualSpec) else load_ritual(
-        spec_or_path, env=env
+    spec = (
+        spec_or_path if isinstance(spec_or_path, RitualSpec) else load_ritual(spec_or_path, env=env)
     )
     source: RitualSource | None = spec._source
     if source is None:

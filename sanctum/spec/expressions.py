@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, meta, nodes
+from jinja2.exceptions import SecurityError
 from jinja2.parser import Parser
 from jinja2.runtime import Context
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from sanctum.errors import SanctumError
 from sanctum.spec.diagnostics import did_you_mean
@@ -60,9 +61,37 @@ MAX_LOOP_DEPTH = 2
 """Deepest nesting of ``{% for %}`` loops in a template."""
 
 _STR_METHODS = frozenset(
-    "lower upper strip lstrip rstrip startswith endswith split rsplit splitlines replace "
-    "join title capitalize casefold count find rfind index isdigit isalpha isalnum isspace "
-    "isupper islower partition rpartition removeprefix removesuffix".split()
+    [
+        "lower",
+        "upper",
+        "strip",
+        "lstrip",
+        "rstrip",
+        "startswith",
+        "endswith",
+        "split",
+        "rsplit",
+        "splitlines",
+        "replace",
+        "join",
+        "title",
+        "capitalize",
+        "casefold",
+        "count",
+        "find",
+        "rfind",
+        "index",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isspace",
+        "isupper",
+        "islower",
+        "partition",
+        "rpartition",
+        "removeprefix",
+        "removesuffix",
+    ]
 )
 _DICT_METHODS = frozenset({"get", "keys", "values", "items"})
 _LIST_METHODS = frozenset({"count", "index"})
@@ -76,12 +105,50 @@ OFFERED_METHODS: dict[type, frozenset[str]] = {
 
 _ALL_METHODS = _STR_METHODS | _DICT_METHODS | _LIST_METHODS
 
-_SAFE_FILTERS = (
-    "abs attr capitalize count d default dictsort e escape first float groupby int items "
-    "join last length list lower map max min reject rejectattr replace reverse round "
-    "select selectattr sort string striptags sum title tojson trim truncate unique upper "
-    "urlencode wordcount filesizeformat"
-).split()
+_SAFE_FILTERS = [
+    "abs",
+    "attr",
+    "capitalize",
+    "count",
+    "d",
+    "default",
+    "dictsort",
+    "e",
+    "escape",
+    "first",
+    "float",
+    "groupby",
+    "int",
+    "items",
+    "join",
+    "last",
+    "length",
+    "list",
+    "lower",
+    "map",
+    "max",
+    "min",
+    "reject",
+    "rejectattr",
+    "replace",
+    "reverse",
+    "round",
+    "select",
+    "selectattr",
+    "sort",
+    "string",
+    "striptags",
+    "sum",
+    "title",
+    "tojson",
+    "trim",
+    "truncate",
+    "unique",
+    "upper",
+    "urlencode",
+    "wordcount",
+    "filesizeformat",
+]
 _ALLOWED_STATEMENTS = (nodes.Output, nodes.If, nodes.For, nodes.Assign)
 
 
@@ -173,9 +240,14 @@ class _Sandbox(ImmutableSandboxedEnvironment):
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**":
-            if isinstance(left, int) and isinstance(right, int) and right > 0:
-                if max(left.bit_length(), 1) * right > MAX_POWER_BITS and abs(left) > 1:
-                    raise _refuse(f"power {left!r} ** {right!r} is too large")
+            if (
+                isinstance(left, int)
+                and isinstance(right, int)
+                and right > 0
+                and abs(left) > 1
+                and max(left.bit_length(), 1) * right > MAX_POWER_BITS
+            ):
+                raise _refuse(f"power {left!r} ** {right!r} is too large")
             return left**right
         if operator == "*":
             for seq, count in ((left, right), (right, left)):
@@ -183,9 +255,12 @@ class _Sandbox(ImmutableSandboxedEnvironment):
                     raise _refuse(
                         f"repetition would build {_size(seq) * count} items (limit {MAX_ITEMS})"
                     )
-            if isinstance(left, int) and isinstance(right, int):
-                if left.bit_length() + right.bit_length() > MAX_POWER_BITS:
-                    raise _refuse("multiplication result is too large")
+            if (
+                isinstance(left, int)
+                and isinstance(right, int)
+                and left.bit_length() + right.bit_length() > MAX_POWER_BITS
+            ):
+                raise _refuse("multiplication result is too large")
             return left * right
         if operator == "+":
             if _size(left) + _size(right) > MAX_ITEMS:
@@ -198,7 +273,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
             return left % right
         return left // right
 
-    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
+    def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("_loop_vars", None)
+        kwargs.pop("_block_vars", None)
         if id(__obj) in _OFFERED_IDS:
             return __self._guarded(__obj(*args, **kwargs))
         owner = getattr(__obj, "__self__", None)
@@ -262,12 +339,13 @@ def _static_checks(tree: nodes.Node, *, template: bool) -> list[str]:
                     )
             else:
                 problems.append("only offered functions and methods may be called")
-        elif isinstance(node, nodes.Stmt) and not isinstance(node, _ALLOWED_STATEMENTS):
-            if template:
-                problems.append(
-                    f"statement {type(node).__name__.lower()} is not allowed in templates "
-                    "(only if, for and set)"
-                )
+        elif (
+            template and isinstance(node, nodes.Stmt) and not isinstance(node, _ALLOWED_STATEMENTS)
+        ):
+            problems.append(
+                f"statement {type(node).__name__.lower()} is not allowed in templates "
+                "(only if, for and set)"
+            )
     if template and _loop_depth(tree) > MAX_LOOP_DEPTH:
         problems.append(f"for loops nested deeper than {MAX_LOOP_DEPTH} levels")
     return problems
@@ -285,9 +363,7 @@ def _loop_depth(node: nodes.Node) -> int:
 
 def _undeclared(tree: nodes.Template, known: Collection[str]) -> list[str]:
     names = meta.find_undeclared_variables(tree)
-    called = {
-        c.node.name for c in tree.find_all(nodes.Call) if isinstance(c.node, nodes.Name)
-    }
+    called = {c.node.name for c in tree.find_all(nodes.Call) if isinstance(c.node, nodes.Name)}
     return sorted(n for n in names if n not in known and n not in called)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sanctum.spec.models import PolicySpec, RitualSpec, SIGIL_KINDS
+from sanctum.spec.models import SIGIL_KINDS, PolicySpec, RitualSpec
 
 __all__ = ["ritual_graph"]
 

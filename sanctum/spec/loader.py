@@ -26,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.composer
+import yaml.reader
+import yaml.resolver
 from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -50,7 +53,30 @@ MAX_DEPTH = 64
 """Deepest nesting of mappings and sequences accepted."""
 
 YAML11_BOOLEANS = frozenset(
-    "y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF".split()
+    [
+        "y",
+        "Y",
+        "yes",
+        "Yes",
+        "YES",
+        "n",
+        "N",
+        "no",
+        "No",
+        "NO",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+    ]
 )
 """Plain scalars a YAML 1.1 reader turns into booleans."""
 
@@ -80,10 +106,9 @@ class LoadedFile:
         data: The document as plain dicts, lists and scalars.
         values: Path -> position of the value at that path.
         keys: Path -> position of the mapping key leading to that path.
-        plain_booleans: Paths whose key (``("k", None)`` marker excluded) or value was
-            an unquoted YAML 1.1 boolean word such as ``no`` — kept as a string, but
-            refused where a name is expected.
-        plain_boolean_keys: Paths whose *key* was such a word.
+        plain_booleans: Paths whose value was an unquoted YAML 1.1 boolean word such
+            as ``no`` — kept as a string, but refused where a name is expected.
+        plain_boolean_keys: Paths whose mapping *key* was such a word.
         interpolations: Path -> the ``${VAR}`` substitutions made in that value.
     """
 
@@ -128,16 +153,28 @@ class _Abort(Exception):
         self.message = message
 
 
-class _StrictComposer(yaml.SafeLoader):
-    """PyYAML's safe parser and composer, refusing anchors, aliases and tags."""
+_Parser: Any
+try:  # libyaml's event parser, when PyYAML was built with it (about 5x faster)
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - pure-Python PyYAML
+    _Parser = yaml.SafeLoader
+
+
+class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser):  # type: ignore[misc]
+    """A safe event parser (libyaml when present) under PyYAML's composer.
+
+    Refuses anchors, aliases and tags; no constructor ever runs.
+    """
 
     def __init__(self, text: str) -> None:
-        super().__init__(text)
+        _Parser.__init__(self, text)
+        yaml.composer.Composer.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
         self.refusals: list[tuple[int, int, str]] = []
         self.depth = 0
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event = self.peek_event()
+        event: Any = self.peek_event()
         line, column = event.start_mark.line + 1, event.start_mark.column + 1
         if isinstance(event, AliasEvent):
             self.get_event()
@@ -149,7 +186,12 @@ class _StrictComposer(yaml.SafeLoader):
                     "repeat the value, or use default_policy / named policies for reuse",
                 )
             )
-            return ScalarNode("tag:yaml.org,2002:null", "", event.start_mark, event.end_mark)
+            return ScalarNode(
+                "tag:yaml.org,2002:null",
+                "",
+                event.start_mark,  # type: ignore[arg-type]
+                event.end_mark,  # type: ignore[arg-type]
+            )
         if isinstance(event, (ScalarEvent, CollectionStartEvent)):
             if event.anchor is not None:
                 self.refusals.append(
@@ -175,10 +217,13 @@ class _StrictComposer(yaml.SafeLoader):
             if self.depth > MAX_DEPTH:
                 raise _Abort(line, column, f"nesting deeper than {MAX_DEPTH} levels")
             try:
-                return super().compose_node(parent, index)
+                node = super().compose_node(parent, index)
             finally:
                 self.depth -= 1
-        return super().compose_node(parent, index)
+        else:
+            node = super().compose_node(parent, index)
+        assert node is not None
+        return node
 
 
 def _core_scalar(text: str) -> Any:
@@ -224,7 +269,7 @@ class _Builder:
 
     def _scalar(self, node: ScalarNode, path: YamlPath) -> Any:
         text: str = node.value
-        plain = node.style is None
+        plain = not node.style  # libyaml reports plain as "", PyYAML as None
         if plain and text in YAML11_BOOLEANS:
             self.loaded.plain_booleans.add(path)
         if "${" in text or "$${" in text:
@@ -232,13 +277,25 @@ class _Builder:
                 text, done = interpolate(text, self.env)
             except InterpolationError as exc:
                 line, column = node.start_mark.line + 1, node.start_mark.column + 1
-                if node.start_mark.line == node.end_mark.line and node.style in (None, "'", '"'):
+                if node.start_mark.line == node.end_mark.line and node.style in (
+                    None,
+                    "",
+                    "'",
+                    '"',
+                ):
                     column += exc.offset + (0 if plain else 1)
                 self.problems.append((line, column, str(exc)))
                 return None
             if done:
                 self.loaded.interpolations[path] = done
-        return _core_scalar(text) if plain else text
+        if not plain:
+            return text
+        try:
+            return _core_scalar(text)
+        except ValueError:
+            line, column = node.start_mark.line + 1, node.start_mark.column + 1
+            self.problems.append((line, column, "number too long; write a smaller number"))
+            return None
 
     def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -251,7 +308,7 @@ class _Builder:
                 )
                 continue
             key = key_node.value
-            if key_node.style is None and key == "<<":
+            if not key_node.style and key == "<<":
                 self.problems.append(
                     (
                         line,
@@ -274,7 +331,7 @@ class _Builder:
             first_seen[key] = line
             child = (*path, key)
             self.loaded.keys[child] = (line, column)
-            if key_node.style is None and key in YAML11_BOOLEANS:
+            if not key_node.style and key in YAML11_BOOLEANS:
                 self.loaded.plain_boolean_keys.add(child)
             result[key] = self.build(value_node, child)
         return result
@@ -340,7 +397,16 @@ def load_yaml_text(
     tabs = _tab_problems(decoded)
     if tabs:
         raise _fail(path, tabs)
-    composer = _StrictComposer(decoded)
+    try:
+        composer = _StrictComposer(decoded)
+    except yaml.reader.ReaderError as exc:
+        text_before = decoded[: exc.position]
+        line = text_before.count("\n") + 1
+        column = exc.position - (text_before.rfind("\n") + 1) + 1
+        raise _fail(
+            path,
+            [(line, column, f"control character {exc.character!r} is not allowed in YAML")],
+        ) from None
     try:
         node = composer.get_single_node()
     except _Abort as exc:

@@ -99,8 +99,7 @@ class InputSpec(_Strict):
     type: ValueType = Field("string", description="The JSON type the input must have.")
     default: JsonValue = Field(
         None,
-        description="Value used when the input is not given; without it the input is "
-        "required.",
+        description="Value used when the input is not given; without it the input is required.",
     )
     description: str = Field("", description="What the input means, for people and --help.")
     enum: list[JsonValue] | None = Field(
@@ -171,9 +170,7 @@ class OllamaOracleSpec(_Strict):
 
     provider: Literal["ollama"] = Field(description="ollama — an Ollama server.")
     model: str = Field(description="The model tag, e.g. 'qwen2.5:7b'.")
-    base_url: str = Field(
-        "http://127.0.0.1:11434", description="The server's address."
-    )
+    base_url: str = Field("http://127.0.0.1:11434", description="The server's address.")
     timeout: float | None = Field(None, description="Request timeout in seconds.")
     options: dict[str, JsonValue] = Field(
         default_factory=dict, description="Model options (temperature, num_ctx, ...)."
@@ -329,7 +326,7 @@ class AgentOptions(_Strict):
 class AgentSigil(_SigilCommon):
     """Run an Entity (agent) over the messages conduit."""
 
-    agent: AgentOptions
+    agent: AgentOptions = Field(description="The Entity: oracle, tome, role, spell calling.")
     prompt: Template | None = Field(
         None, description="User message appended before the loop starts."
     )
@@ -440,9 +437,7 @@ class ScatterOptions(_Strict):
     over: Expression
     item: str = Field("item", description="Name the current item has in expressions.")
     into: str = Field(description="Conduit receiving the list of results.")
-    pick: str | None = Field(
-        None, description="Keep only this key of each item's result."
-    )
+    pick: str | None = Field(None, description="Keep only this key of each item's result.")
     max_concurrency: int = Field(4, ge=1, le=256, description="Items worked on at once.")
     sigil: InlineSigil
 
@@ -450,7 +445,7 @@ class ScatterOptions(_Strict):
 class ScatterSigil(_SigilCommon):
     """Run work for every item of a list, concurrently."""
 
-    scatter: ScatterOptions
+    scatter: ScatterOptions = Field(description="What to map over and where results go.")
 
 
 class PassSigil(_SigilCommon):
@@ -497,7 +492,7 @@ class RedactOptions(_Strict):
 class RedactWardSpec(_Strict):
     """RedactWard — masks patterns before anything is persisted or shown."""
 
-    redact: RedactOptions
+    redact: RedactOptions = Field(description="Patterns to mask and the mask.")
 
 
 class PathOptions(_Strict):
@@ -509,7 +504,7 @@ class PathOptions(_Strict):
 class AuditWardSpec(_Strict):
     """AuditWard — one JSON line per applied delta."""
 
-    audit: PathOptions
+    audit: PathOptions = Field(description="Where the JSON Lines trail goes.")
 
 
 class UsageWardSpec(_Strict):
@@ -521,7 +516,7 @@ class UsageWardSpec(_Strict):
 class TraceWardSpec(_Strict):
     """TraceRecorder — writes a .sanctum-trace.json for `sanctum trace render`."""
 
-    trace: PathOptions
+    trace: PathOptions = Field(description="Where the trace file goes.")
 
 
 def _ward_kind(value: Any) -> str | None:

@@ -48,7 +48,9 @@ __all__ = [
 PROJECT_MARKERS = (".git", "pyproject.toml", ".sanctum", "sanctum.toml")
 """Files or folders whose presence marks a project folder."""
 
-_REFERENCE = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z")
+_REFERENCE = re.compile(
+    r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
+)
 
 
 class ResolveError(Exception):

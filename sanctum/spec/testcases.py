@@ -16,6 +16,7 @@ expected outcome::
         expect:
           status: done             # done | interrupted | failed
           aether: {greeting: "Hail, Ada!"}   # these keys must equal these values
+                                   # (a conduit's default counts when unwritten)
           interrupts: ["Approve"]  # each pause's reason contains this text
           error: null              # for failed: text the error message contains
 
@@ -52,8 +53,9 @@ class RitualTestExpect(_Strict):
     """What a case expects at the end."""
 
     status: Literal["done", "interrupted", "failed"] = Field(
-        "done", description="done: reached END; interrupted: paused after the last resume; "
-        "failed: raised an error."
+        "done",
+        description="done: reached END; interrupted: paused after the last resume; "
+        "failed: raised an error.",
     )
     aether: dict[str, JsonValue] = Field(
         default_factory=dict, description="Conduits that must hold exactly these values."
@@ -77,7 +79,8 @@ class RitualTestCase(_Strict):
         default_factory=list, description="Updates sent after each interrupt, in order."
     )
     expect: RitualTestExpect = Field(
-        default_factory=RitualTestExpect, description="The expected outcome."
+        default_factory=lambda: RitualTestExpect.model_validate({}),
+        description="The expected outcome.",
     )
 
 
@@ -99,7 +102,8 @@ class TestResult:
         message: Why it failed ("" when it passed).
         status: What happened: done, interrupted or failed.
         duration: Wall time in seconds.
-        aether: The last Aether seen (final, or at the last interrupt).
+        aether: The last Aether seen (final, or at the last interrupt), conduit
+            defaults filled in where nothing was written.
     """
 
     __test__ = False  # not a pytest class
@@ -135,6 +139,7 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
 
     started = time.perf_counter()
     status, message, aether = "done", "", {}
+    defaults: dict[str, Any] = {}
     reasons: list[str] = []
     try:
         spec = load_ritual(ritual)
@@ -142,13 +147,14 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
         for name, lines in case.responses.items():
             if name not in oracles:
                 raise ValueError(f"responses name oracle {name!r}, which the ritual lacks")
-            oracles[name] = ScriptedOracleSpec(provider="scripted", responses=lines)
+            oracles[name] = ScriptedOracleSpec(
+                provider="scripted", model="scripted", responses=lines
+            )
+        defaults = {k: v.default for k, v in spec.aether.items() if "default" in v.model_fields_set}
         patched = spec.model_copy(update={"oracles": oracles})
         patched._source = spec._source
         rite = compile_ritual(patched, codex=MemoryCodex())
-        given = {
-            k: v.default for k, v in spec.inputs.items() if "default" in v.model_fields_set
-        }
+        given = {k: v.default for k, v in spec.inputs.items() if "default" in v.model_fields_set}
         given.update(case.inputs)
         invocation = "sanctum-test"
         updates = list(case.resume)
@@ -170,7 +176,8 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
             aether = dict(seal.aether) if seal is not None else {}
     except (SanctumError, ValueError, TypeError, RuntimeError) as exc:
         status, message = "failed", f"{type(exc).__name__}: {exc}"
-    failures = _compare(case, status, message, dict(aether), reasons)
+    seen = {**defaults, **aether}
+    failures = _compare(case, status, message, seen, reasons)
     return TestResult(
         file=file,
         name=case.name,
@@ -178,7 +185,7 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
         message="; ".join(failures),
         status=status,
         duration=time.perf_counter() - started,
-        aether=dict(aether),
+        aether=seen,
     )
 
 

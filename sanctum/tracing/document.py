@@ -14,7 +14,8 @@ Format (``"format": "sanctum-trace"``, ``"version": 1``) — one JSON object::
                       "duration", "status", "attempts", "delta_keys"}]}],
       "deltas":      [{"superstep", "sigil", "timestamp", "delta"}],
       "spell_calls": [{"superstep", "sigil", "spell", "call_id", "arguments", "status",
-                       "result", "result_sigil", "result_superstep"}],
+                       "result", "result_sigil", "result_superstep",
+                       "repaired"?, "cast_arguments"?}],
       "retries":     [{"superstep", "sigil", "attempt", "cause", "delay", "timestamp"}],
       "repairs":     [{"superstep", "sigil", "spell", "call_id", "detail", "raw",
                        "arguments", "timestamp"}],
@@ -34,8 +35,11 @@ Format (``"format": "sanctum-trace"``, ``"version": 1``) — one JSON object::
     }
 
 Sigil ``status`` is ``completed``, ``rejected`` (a Ward vetoed the delta), ``failed``,
-``interrupted`` (the Sigil that paused), ``aborted`` (cancelled with its superstep) or
-``running`` (still running when the trace was written). Durations are seconds,
+``interrupted`` (the Sigil that paused — or every unfinished Sigil of the paused
+superstep while the culprit is unknown), ``aborted`` (cancelled with its superstep, or
+left behind by a resumption) or ``running`` (still running when the trace was written).
+``interrupt`` describes the last pause even when a resumption (with the same recorder)
+later completed the Invocation; ``status`` says how the Invocation ended. Durations are seconds,
 timestamps epoch seconds. Spell calls come from the deltas: assistant messages'
 ``spell_calls`` entries, matched with ``role: "spell"`` (or ``"tool"``) result messages
 by ``call_id`` — or by Spell name, in order, when the id is missing.
@@ -86,16 +90,16 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
     supersteps = [_superstep(step) for step in chronicle.supersteps]
     interrupt = _interrupt(chronicle, error)
     failure = None if error is None or isinstance(error, Interrupt) else _failure(error)
-    if chronicle.manifested and error is None:
+    if failure is not None:
+        status = "failed"
+    elif chronicle.manifested:
         status = "completed"
     elif interrupt is not None:
         status = "interrupted"
-    elif failure is not None:
-        status = "failed"
     else:
         status = "incomplete"
-    if status != "completed":
-        _settle_unfinished(supersteps, interrupt, failure)
+    if failure is not None:
+        _settle_failure(supersteps, failure)
     ended_at = chronicle.ended_at if chronicle.manifested else chronicle.last_at
     started_at = chronicle.started_at
     return {
@@ -107,7 +111,7 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
         "duration": None if started_at is None or ended_at is None else ended_at - started_at,
         "supersteps": supersteps,
         "deltas": [dict(item) for item in chronicle.deltas],
-        "spell_calls": extract_spell_calls(chronicle.deltas),
+        "spell_calls": extract_spell_calls(chronicle.deltas, _all_repairs(chronicle)),
         "retries": [dict(item) for item in chronicle.retries],
         "repairs": [dict(item) for item in chronicle.repairs],
         "rejections": [dict(item) for item in chronicle.rejections],
@@ -130,6 +134,14 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
     }
 
 
+def _all_repairs(chronicle: Chronicle) -> list[Entry]:
+    """This chronicle's repairs, then its Circles' (a Circle's calls reach the outer delta)."""
+    found = list(chronicle.repairs)
+    for child in chronicle.children.values():
+        found.extend(_all_repairs(child))
+    return found
+
+
 def _superstep(step: Mapping[str, Any]) -> Entry:
     sigils = [dict(entry) for entry in step["sigils"]]
     ended_at = step["ended_at"]
@@ -148,23 +160,13 @@ def _superstep(step: Mapping[str, Any]) -> Entry:
 
 
 def _interrupt(chronicle: Chronicle, error: BaseException | None) -> Entry | None:
-    seal = next((s for s in reversed(chronicle.seals) if s["interrupted"]), None)
     if isinstance(error, Interrupt):
-        return {
-            "sigil": jsonable(getattr(error, "sigil", None)),
-            "reason": jsonable(getattr(error, "reason", str(error))),
-            "seal_id": jsonable(getattr(error, "seal_id", None))
-            or (seal["seal_id"] if seal else None),
-            "superstep": _last_superstep(chronicle),
-        }
-    if error is None and seal is not None and not chronicle.manifested:
-        return {
-            "sigil": None,
-            "reason": None,
-            "seal_id": seal["seal_id"],
-            "superstep": _last_superstep(chronicle),
-        }
-    return None
+        chronicle.note_pause(
+            getattr(error, "sigil", None),
+            getattr(error, "reason", str(error)),
+            getattr(error, "seal_id", None),
+        )
+    return dict(chronicle.pause) if chronicle.pause is not None else None
 
 
 def _failure(error: BaseException) -> Entry:
@@ -176,35 +178,39 @@ def _failure(error: BaseException) -> Entry:
     }
 
 
-def _last_superstep(chronicle: Chronicle) -> int | None:
-    return chronicle.supersteps[-1]["superstep"] if chronicle.supersteps else None
-
-
-def _settle_unfinished(
-    supersteps: list[Entry], interrupt: Entry | None, failure: Entry | None
-) -> None:
-    culprit = (interrupt or failure or {}).get("sigil")
-    label = "interrupted" if interrupt is not None else "failed"
+def _settle_failure(supersteps: list[Entry], failure: Entry) -> None:
+    culprit = failure.get("sigil")
     for step in supersteps:
         for entry in step["sigils"]:
             if entry["status"] != "running":
                 continue
-            if culprit is not None and entry["sigil"] == culprit and step is supersteps[-1]:
-                entry["status"] = label
-            elif interrupt is not None or failure is not None:
-                entry["status"] = "aborted"
+            failed = culprit is not None and entry["sigil"] == culprit and step is supersteps[-1]
+            entry["status"] = "failed" if failed else "aborted"
 
 
-def extract_spell_calls(deltas: list[Entry]) -> list[Entry]:
-    """Pair the spell calls in the deltas' messages with their results.
+def extract_spell_calls(deltas: list[Entry], repairs: list[Entry] | None = None) -> list[Entry]:
+    """Pair the spell calls in the deltas' messages with their results and repairs.
 
     Args:
         deltas: Trace delta entries (``{"superstep", "sigil", "delta"}``), in order.
+        repairs: Trace repair entries; a call whose ``call_id`` matches one gets
+            ``"repaired": detail`` and ``"cast_arguments"`` (the mended arguments).
 
     Returns:
         One entry per requested call (``status`` ``ok``, ``error`` or ``pending``), plus
         one per result message that matched no call (``arguments`` null).
     """
+    calls = _pair_calls(deltas)
+    mended = {str(r["call_id"]): r for r in repairs or [] if r.get("call_id") is not None}
+    for call in calls:
+        repair = mended.get(str(call["call_id"])) if call["call_id"] is not None else None
+        if repair is not None:
+            call["repaired"] = repair.get("detail")
+            call["cast_arguments"] = repair.get("arguments")
+    return calls
+
+
+def _pair_calls(deltas: list[Entry]) -> list[Entry]:
     calls: list[Entry] = []
     by_id: dict[str, Entry] = {}
     by_name: dict[str, list[Entry]] = {}

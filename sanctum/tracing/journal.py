@@ -59,6 +59,7 @@ class Chronicle:
         self.manifested = False
         self.final_superstep: int | None = None
         self.final_aether: Any = None
+        self.pause: Entry | None = None
         self.supersteps: list[Entry] = []
         self.deltas: list[Entry] = []
         self.retries: list[Entry] = []
@@ -84,10 +85,12 @@ class Chronicle:
             self.omen_counts["CircleEchoed"] += 1
             self._child(omen).record(omen.omen)
             return
-        self.omen_counts[type(omen).__name__] += 1
-        stamp = float(omen.timestamp)
-        self.last_at = stamp if self.last_at is None else max(self.last_at, stamp)
-        handler = _HANDLERS.get(type(omen))
+        kind = type(omen)
+        self.omen_counts[kind.__name__] += 1
+        stamp = omen.timestamp
+        if self.last_at is None or stamp > self.last_at:
+            self.last_at = stamp
+        handler = _HANDLERS.get(kind)
         if handler is None:
             for kind, candidate in _HANDLERS.items():
                 if isinstance(omen, kind):
@@ -123,6 +126,8 @@ class Chronicle:
         if self.manifested and self.circle is None:
             self.reset()
             self.omen_counts["RiteBegan"] += 1
+        else:
+            self._settle_running("aborted")  # a resumption: the last attempt is over
         self.invocation_id = omen.invocation_id
         self.resumed_from = self.resumed_from or omen.resumed_from
         if self.started_at is None:
@@ -191,6 +196,17 @@ class Chronicle:
             step["ended_at"] = omen.timestamp
 
     def _seal_written(self, omen: SealWritten) -> None:
+        if omen.interrupted:
+            self.pause = {
+                "sigil": None,
+                "reason": None,
+                "seal_id": omen.seal_id,
+                "superstep": self.supersteps[-1]["superstep"] if self.supersteps else None,
+            }
+            if self.supersteps:
+                for entry in self.supersteps[-1]["sigils"]:
+                    if entry["status"] == "running":
+                        entry["status"] = "interrupted"
         self.seals.append(
             {
                 "superstep": omen.superstep,
@@ -260,6 +276,36 @@ class Chronicle:
                 "timestamp": omen.timestamp,
             }
         )
+
+    # ------------------------------------------------------------------ pauses
+    def note_pause(self, sigil: str | None, reason: Any, seal_id: str | None) -> None:
+        """Record who paused the Invocation (from the ``Interrupt`` the caller caught).
+
+        Args:
+            sigil: The Sigil that called ``interrupt()``, if known.
+            reason: The interrupt's reason (any value; stored as JSON data).
+            seal_id: The Seal written for the pause, if any.
+        """
+        pause = self.pause or {
+            "sigil": None,
+            "reason": None,
+            "seal_id": None,
+            "superstep": self.supersteps[-1]["superstep"] if self.supersteps else None,
+        }
+        pause["sigil"] = sigil if sigil is not None else pause["sigil"]
+        pause["reason"] = jsonable(reason)
+        pause["seal_id"] = seal_id or pause["seal_id"]
+        self.pause = pause
+        if self.supersteps and sigil is not None:
+            for entry in self.supersteps[-1]["sigils"]:
+                if entry["status"] in ("running", "interrupted"):
+                    entry["status"] = "interrupted" if entry["sigil"] == sigil else "aborted"
+
+    def _settle_running(self, status: str) -> None:
+        for step in self.supersteps:
+            for entry in step["sigils"]:
+                if entry["status"] == "running":
+                    entry["status"] = status
 
     # ------------------------------------------------------------------ helpers
     def _note_invocation(self, invocation_id: str, stamp: float) -> None:

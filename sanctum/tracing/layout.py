@@ -1,11 +1,13 @@
 """The graph of a trace as a static SVG, laid out in Python.
 
-Simple hierarchical layers: a breadth-first walk from START gives every Sigil (node)
-its layer, END sits alone in the last one, Sigils only reachable through dynamic
-routers or fallbacks go just before END. Within a layer, nodes keep their bound order,
-then are nudged under their predecessors (one barycentre pass). Edges that point to
-the same or an earlier layer are back-edges — cycles — drawn dashed in lanes right of
-the graph; conditional edges are drawn in their own colour and start with a diamond.
+Simple hierarchical layers from START to END. A depth-first walk from START finds the
+back-edges — the edges that close a cycle; they are drawn dashed, in lanes right of the
+graph. The remaining edges form a DAG, layered by a breadth-first (Kahn) walk from
+START: every Sigil (node) sits one layer below its deepest predecessor, so edges always
+point down. END sits alone in the last layer; Sigils only reachable through dynamic
+routers or fallbacks go just above it. Within a layer, nodes keep their bound order,
+then are nudged under their predecessors (one barycentre pass). Conditional edges are
+drawn in their own colour and start with a diamond.
 
 Every name that reaches the SVG — in text, ``<title>`` or attributes — is escaped.
 """
@@ -100,8 +102,12 @@ def layout_graph(manifest: Mapping[str, Any] | None) -> GraphLayout:
         for name in (edge.source, edge.target):
             if name not in (START, END) and name not in sigils:
                 sigils.append(name)
-    layers = _layers(sigils, edges)
-    edges = [Edge(e.source, e.target, e.conditional, _is_back(e, layers)) for e in edges]
+    back = _back_edges(sigils, edges)
+    layers = _layers(sigils, edges, back)
+    edges = [
+        Edge(e.source, e.target, e.conditional, (e.source, e.target) in back or _upward(e, layers))
+        for e in edges
+    ]
     order = _order(sigils, edges, layers)
     nodes, width, height = _place(order, layers, sum(1 for e in edges if e.back))
     joins = {name for name in _names(manifest.get("joins")) if name in nodes}
@@ -157,30 +163,88 @@ def _names_with_end(value: Any) -> list[str]:
     return [str(item) for item in value]
 
 
-def _layers(sigils: list[str], edges: list[Edge]) -> dict[str, int]:
+def _back_edges(sigils: list[str], edges: list[Edge]) -> set[tuple[str, str]]:
+    """Edges that close a cycle, found by an iterative depth-first walk from START."""
     successors: dict[str, list[str]] = {}
     for edge in edges:
         successors.setdefault(edge.source, []).append(edge.target)
-    layers = {START: 0}
+    back: set[tuple[str, str]] = set()
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    for root in [START, *sigils]:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(successors.get(root, [])))]
+        while stack:
+            node, pending = stack[-1]
+            target = next(pending, None)
+            if target is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(target) == 1:
+                back.add((node, target))
+            elif target not in state:
+                state[target] = 1
+                stack.append((target, iter(successors.get(target, []))))
+    return back
+
+
+def _layers(sigils: list[str], edges: list[Edge], back: set[tuple[str, str]]) -> dict[str, int]:
+    """Breadth-first topological layering: one layer below the deepest predecessor."""
+    forward = [e for e in edges if (e.source, e.target) not in back and e.target != END]
+    successors: dict[str, list[str]] = {}
+    for edge in forward:
+        successors.setdefault(edge.source, []).append(edge.target)
+    reachable = {START}
     queue = deque([START])
     while queue:
-        current = queue.popleft()
-        for target in successors.get(current, []):
-            if target != END and target not in layers:
-                layers[target] = layers[current] + 1
+        for target in successors.get(queue.popleft(), []):
+            if target not in reachable:
+                reachable.add(target)
                 queue.append(target)
+    layers = {START: 0}
+    _relax(layers, [START], forward, reachable)
     deepest = max(layers.values())
     stragglers = [name for name in sigils if name not in layers]
-    for name in stragglers:
-        layers[name] = deepest + 1
+    if stragglers:  # reached only through dynamic routers or fallbacks: below the rest
+        waiting = set(stragglers)
+        indegree = {n: 0 for n in stragglers}
+        for edge in forward:
+            if edge.source in waiting and edge.target in waiting:
+                indegree[edge.target] += 1
+        roots = [n for n in stragglers if indegree[n] == 0] or stragglers[:1]
+        for name in roots:
+            layers[name] = deepest + 1
+        _relax(layers, roots, forward, waiting)
+        for name in stragglers:
+            layers.setdefault(name, deepest + 1)
     layers[END] = max(layers.values()) + 1
     return layers
 
 
-def _is_back(edge: Edge, layers: Mapping[str, int]) -> bool:
+def _upward(edge: Edge, layers: Mapping[str, int]) -> bool:
+    """An edge drawn against the flow (e.g. out of a straggler): routed like a back-edge."""
     if edge.target == END:
         return False
     return layers.get(edge.target, 0) <= layers.get(edge.source, 0)
+
+
+def _relax(layers: dict[str, int], roots: list[str], forward: list[Edge], scope: set[str]) -> None:
+    """Kahn's walk over the acyclic ``forward`` edges inside ``scope``, from ``roots``."""
+    indegree = {name: 0 for name in scope}
+    successors: dict[str, list[str]] = {}
+    for edge in forward:
+        if edge.source in scope and edge.target in scope:
+            indegree[edge.target] += 1
+            successors.setdefault(edge.source, []).append(edge.target)
+    queue = deque(name for name in roots if indegree.get(name, 0) == 0)
+    while queue:
+        node = queue.popleft()
+        for target in successors.get(node, []):
+            layers[target] = max(layers.get(target, 0), layers[node] + 1)
+            indegree[target] -= 1
+            if indegree[target] == 0:
+                queue.append(target)
 
 
 def _order(sigils: list[str], edges: list[Edge], layers: Mapping[str, int]) -> list[list[str]]:
@@ -254,6 +318,7 @@ def render_svg(layout: GraphLayout, stats: Mapping[str, Mapping[str, Any]] | Non
         f'viewBox="0 0 {layout.width:.1f} {layout.height:.1f}">',
         _DEFS,
     ]
+    ports = _ports(layout)
     lane = 0
     for edge in layout.edges:
         source, target = layout.nodes.get(edge.source), layout.nodes.get(edge.target)
@@ -261,7 +326,8 @@ def render_svg(layout: GraphLayout, stats: Mapping[str, Mapping[str, Any]] | Non
             continue
         if edge.back and edge.source != edge.target:
             lane += 1
-        parts.append(_edge_svg(edge, source, target, right + 12.0 + lane * _LANE_GAP))
+        lane_x = right + 12.0 + lane * _LANE_GAP
+        parts.append(_edge_svg(edge, source, target, lane_x, ports.get(edge)))
     for node in layout.nodes.values():
         parts.append(_node_svg(node, layout, stats.get(node.name)))
     parts.append("</svg>")
@@ -283,7 +349,39 @@ _DEFS = (
 )
 
 
-def _edge_svg(edge: Edge, source: Node, target: Node, lane_x: float) -> str:
+def _ports(layout: GraphLayout) -> dict[Edge, tuple[float, float]]:
+    """Spread the ends of forward edges along their nodes' borders, ordered by x (px)."""
+    outgoing: dict[str, list[Edge]] = {}
+    incoming: dict[str, list[Edge]] = {}
+    for edge in layout.edges:
+        if not edge.back and edge.source in layout.nodes and edge.target in layout.nodes:
+            outgoing.setdefault(edge.source, []).append(edge)
+            incoming.setdefault(edge.target, []).append(edge)
+    starts: dict[Edge, float] = {}
+    ends: dict[Edge, float] = {}
+    for name, group in outgoing.items():
+        group.sort(key=lambda e: layout.nodes[e.target].cx)
+        starts.update(_spread(layout.nodes[name], group))
+    for name, group in incoming.items():
+        group.sort(key=lambda e: layout.nodes[e.source].cx)
+        ends.update(_spread(layout.nodes[name], group))
+    return {edge: (starts[edge], ends[edge]) for edge in starts if edge in ends}
+
+
+def _spread(node: Node, edges: list[Edge]) -> dict[Edge, float]:
+    usable = node.width * 0.6
+    step = usable / len(edges)
+    first = node.cx - usable / 2 + step / 2
+    return {edge: first + index * step for index, edge in enumerate(edges)}
+
+
+def _edge_svg(
+    edge: Edge,
+    source: Node,
+    target: Node,
+    lane_x: float,
+    port: tuple[float, float] | None = None,
+) -> str:
     if edge.source == edge.target:
         x, y = source.x + source.width, source.cy
         d = (
@@ -295,8 +393,8 @@ def _edge_svg(edge: Edge, source: Node, target: Node, lane_x: float) -> str:
         tx, ty = target.x + target.width, target.cy
         d = f"M{sx:.1f},{sy:.1f} L{lane_x:.1f},{sy:.1f} L{lane_x:.1f},{ty:.1f} L{tx:.1f},{ty:.1f}"
     else:
-        sx, sy = source.cx, source.y + source.height
-        tx, ty = target.cx, target.y
+        sx, tx = port if port is not None else (source.cx, target.cx)
+        sy, ty = source.y + source.height, target.y
         bend = (ty - sy) / 2
         d = (
             f"M{sx:.1f},{sy:.1f} C{sx:.1f},{sy + bend:.1f} "

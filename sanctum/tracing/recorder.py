@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sanctum.omens.events import Omen, RiteManifested
+from sanctum.errors import Interrupt
+from sanctum.omens.events import Omen, RiteBegan, RiteManifested
 from sanctum.tracing.document import assemble
 from sanctum.tracing.journal import Chronicle
 from sanctum.wards._jsonable import jsonable
@@ -94,7 +95,7 @@ class TraceRecorder(Ward):
         if isinstance(omen, RiteManifested):
             try:
                 self.flush()
-            except (OSError, TypeError, ValueError) as exc:
+            except Exception as exc:  # a recorder must never fail a finished Invocation
                 warnings.warn(
                     f"TraceRecorder could not write the trace to {self.path}: {exc}",
                     RuntimeWarning,
@@ -107,8 +108,8 @@ class TraceRecorder(Ward):
         Args:
             omen: Any Omen.
         """
-        if self._chronicle.manifested and type(omen).__name__ == "RiteBegan":
-            self._error = None
+        if isinstance(omen, RiteBegan):
+            self._error = None  # a new Invocation, or a resumption: the old ending is over
         self._chronicle.record(omen)
 
     def flush(self, error: BaseException | None = None) -> Path:
@@ -125,11 +126,14 @@ class TraceRecorder(Ward):
         Raises:
             OSError: If the file cannot be written (the message names the path).
         """
-        if error is not None:
+        if isinstance(error, Interrupt):
+            self._chronicle.note_pause(error.sigil, error.reason, error.seal_id)
+        elif error is not None:
             self._error = error
         document = self.build()
         target = self._target(document.get("invocation_id"))
-        text = json.dumps(document, indent=1, allow_nan=False, default=str)
+        # compact separators keep json's C encoder (indent would force the slow one)
+        text = json.dumps(document, separators=(",", ":"), allow_nan=False, default=str)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".tmp", dir=target.parent)

@@ -240,7 +240,7 @@ def spell_calls_section(doc: Doc, *, nested: bool = False) -> str:
             _sigil(c.get("sigil")),
             f"<strong>{esc(c.get('spell'))}</strong>",
             f"<code>{esc(c.get('call_id') or '—')}</code>",
-            _code(c.get("arguments")),
+            _arguments(c),
             f'<span class="call-{esc(c.get("status"))}">{esc(c.get("status"))}</span>',
             _code(c.get("result")),
         ]
@@ -248,6 +248,16 @@ def spell_calls_section(doc: Doc, *, nested: bool = False) -> str:
     ]
     headers = ["Superstep", "Sigil", "Spell", "Call id", "Arguments", "Status", "Result"]
     return _section("spell-calls", _table(headers, rows), count=len(calls), nested=nested)
+
+
+def _arguments(call: Mapping[str, Any]) -> str:
+    if "repaired" not in call:
+        return _code(call.get("arguments"))
+    return (
+        f"{_code(call.get('cast_arguments'))}"
+        f'<div class="repaired">repaired: {esc(call.get("repaired"))}'
+        f"<br>as sent: {_code(call.get('arguments'))}</div>"
+    )
 
 
 def repairs_section(doc: Doc, *, nested: bool = False) -> str:

@@ -41,8 +41,25 @@ def jsonable(value: Any) -> Any:
     return _convert(value, 0, set())
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def _convert(value: Any, depth: int, active: set[int]) -> Any:
-    if value is None or type(value) in (str, bool):
+    kind = type(value)
+    if kind in _PLAIN and (kind is not int or value.bit_length() <= _MAX_INT_BITS):
+        return value
+    if kind is dict and depth < MAX_DEPTH:  # the common case, without the ABC checks
+        marker = id(value)
+        if marker not in active:
+            active.add(marker)
+            try:
+                return {
+                    (key if type(key) is str else _key(key)): _convert(item, depth + 1, active)
+                    for key, item in value.items()
+                }
+            finally:
+                active.discard(marker)
+    if value is None or kind in (str, bool):
         return value
     if isinstance(value, str):
         return str.__str__(value)

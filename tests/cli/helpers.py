@@ -79,14 +79,14 @@ inputs:
   limit: {type: integer, default: 5}
   delay: {type: number, default: 0.0}
 aether:
-  n: {type: integer, default: 0}
+  count: {type: integer, default: 0}
   trail: {reducer: append, default: []}
 entry: tick
 sigils:
   tick:
     call: "counter_steps:tick"
     routes:
-      - when: "n < limit"
+      - when: "count < limit"
         to: tick
       - to: END
 """
@@ -97,7 +97,8 @@ import time
 
 def tick(aether):
     time.sleep(aether["delay"])
-    return {"n": aether["n"] + 1, "trail": [aether["n"] + 1]}
+    count = aether.get("count", 0) + 1
+    return {"count": count, "trail": [count]}
 """
 
 

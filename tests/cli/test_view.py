@@ -78,7 +78,7 @@ def test_paused_run_golden() -> None:
         "  ✚ repaired spell call lookup: closed a brace\n"
         "  ✗ rejected spell call nope: no spell named nope\n"
         '  draft → {"reply": "Dear Ada"}\n'
-        "✓ superstep 1  draft  0.50s\n"
+        "✓ superstep 1  draft  500.0ms\n"
         "⏸ superstep 2  approve  paused\n"
         "Aether\n"
         '├── reply = "Dear Ada"\n'
@@ -117,7 +117,7 @@ def test_circle_tokens_are_shown_with_the_circle_name() -> None:
     inner = TokenEmitted(payload="hi", sigil="inner", invocation_id="x", superstep=1)
     view.omen(CircleEchoed(circle="sub", omen=inner, sigil="c"))
     view.omen(SuperstepCompleted(invocation_id=INV, superstep=1, aether={}, timestamp=1.5))
-    assert text_of(target) == "  sub/inner │ hi\n✓ superstep 1  c  0.50s\n"
+    assert text_of(target) == "  sub/inner │ hi\n✓ superstep 1  c  500.0ms\n"
 
 
 def test_omens_mode_lists_every_lifecycle_omen() -> None:

@@ -86,7 +86,9 @@ def test_a_valid_call_passes_untouched() -> None:
     call = SpellCall("add", {"a": 1, "b": 2}, "c1")
     outcome = repair_spell_call(call, corpus_tome())
     assert outcome == RepairOutcome(call=SpellCall("add", {"a": 1, "b": 2}, "c1"))
-    assert outcome.ok and outcome.repaired is None and outcome.raw is None
+    assert outcome.ok
+    assert outcome.repaired is None
+    assert outcome.raw is None
 
 
 def test_malformed_json_is_recovered_locally_and_the_raw_text_kept() -> None:
@@ -94,14 +96,16 @@ def test_malformed_json_is_recovered_locally_and_the_raw_text_kept() -> None:
     outcome = repair_spell_call(SpellCall("add", {MALFORMED_KEY: raw}, "c1"), corpus_tome())
     assert outcome.call == SpellCall("add", {"a": 1, "b": 2}, "c1")
     assert outcome.raw == raw
-    assert outcome.repaired is not None and "fenced json block" in outcome.repaired
+    assert outcome.repaired is not None
+    assert "fenced json block" in outcome.repaired
 
 
 def test_a_recovered_full_call_object_replaces_name_and_arguments() -> None:
     raw = '{"spell": "get_weather", "arguments": {"city": "Paris"}'
     outcome = repair_spell_call(SpellCall("add", {MALFORMED_KEY: raw}), corpus_tome())
     assert outcome.call == SpellCall("get_weather", {"city": "Paris"})
-    assert outcome.repaired is not None and "full call" in outcome.repaired
+    assert outcome.repaired is not None
+    assert "full call" in outcome.repaired
 
 
 def test_a_spell_whose_argument_is_called_spell_keeps_its_arguments() -> None:

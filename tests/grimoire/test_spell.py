@@ -75,7 +75,7 @@ def test_type_hints_map_to_json_schema() -> None:
         f: Colour = Colour.RED,
         g: Annotated[str, "the g value"] = "",
         h: Any = None,
-        i: dict = None,  # type: ignore[assignment,type-arg]
+        i: dict | None = None,  # type: ignore[assignment,type-arg]
         j: tuple[int, ...] = (),
         k: int | str = 0,
         *args: int,
@@ -92,10 +92,12 @@ def test_type_hints_map_to_json_schema() -> None:
     assert props["f"] == {"type": "string", "enum": ["red", "blue"]}  # no JSON default
     assert props["g"] == {"type": "string", "description": "the g value", "default": ""}
     assert props["h"] == {"default": None}
-    assert props["i"] == {"type": "object", "default": None}
-    assert props["j"]["type"] == "array" and props["j"]["items"] == {"type": "integer"}
+    assert props["i"] == {"type": ["object", "null"], "default": None}
+    assert props["j"]["type"] == "array"
+    assert props["j"]["items"] == {"type": "integer"}
     assert props["k"] == {"anyOf": [{"type": "integer"}, {"type": "string"}], "default": 0}
-    assert "args" not in props and "kwargs" not in props
+    assert "args" not in props
+    assert "kwargs" not in props
     assert infer_parameters(fn)["required"] == ["a", "b", "c", "d"]
 
 

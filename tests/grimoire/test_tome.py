@@ -17,7 +17,9 @@ def test_registration_order_is_the_order_oracles_see() -> None:
     tome = Tome([get_weather]).register(add).register(get_time)
     assert tome.names == ["get_weather", "add", "get_time"]
     assert [s["name"] for s in tome.schemas()] == ["get_weather", "add", "get_time"]
-    assert len(tome) == 3 and "add" in tome and "nope" not in tome
+    assert len(tome) == 3
+    assert "add" in tome
+    assert "nope" not in tome
     assert [s.name for s in tome] == tome.names
 
 
@@ -74,20 +76,26 @@ def word_count(text: str) -> int:
     return len(text.split())
 '''
 
-SHOUT = '''
+SHOUT = """
 from sanctum.grimoire import spell
 
 @spell(description="Say it louder.")
 async def shout(text: str, times: int = 1) -> str:
     return (text.upper() + " ") * times
-'''
+"""
 
 
 async def test_load_from_directory_reads_domains_in_sorted_order(tmp_path: Path) -> None:
-    write_spell(tmp_path, "text", "word_count",
-                {"name": "word_count", "entrypoint": "spell.py:word_count"}, WORD_COUNT)
-    write_spell(tmp_path, "system", "shout",
-                {"name": "shout", "entrypoint": "spell.py:shout"}, SHOUT)
+    write_spell(
+        tmp_path,
+        "text",
+        "word_count",
+        {"name": "word_count", "entrypoint": "spell.py:word_count"},
+        WORD_COUNT,
+    )
+    write_spell(
+        tmp_path, "system", "shout", {"name": "shout", "entrypoint": "spell.py:shout"}, SHOUT
+    )
     tome = Tome.load_from_directory(tmp_path)
     assert tome.names == ["shout", "word_count"]
     wc = tome.get("word_count")
@@ -105,10 +113,20 @@ async def test_load_from_directory_reads_domains_in_sorted_order(tmp_path: Path)
 
 async def test_manifest_fields_override_the_entrypoint(tmp_path: Path) -> None:
     params = {"type": "object", "properties": {"text": {"type": "string"}}, "required": []}
-    write_spell(tmp_path, "text", "wc", {
-        "name": "count", "entrypoint": "impl.py:word_count",
-        "description": "From the manifest.", "parameters": params, "version": "1.0",
-    }, WORD_COUNT, file="impl.py")
+    write_spell(
+        tmp_path,
+        "text",
+        "wc",
+        {
+            "name": "count",
+            "entrypoint": "impl.py:word_count",
+            "description": "From the manifest.",
+            "parameters": params,
+            "version": "1.0",
+        },
+        WORD_COUNT,
+        file="impl.py",
+    )
     tome = Tome.load_from_directory(str(tmp_path))
     count = tome.get("count")
     assert count.description == "From the manifest."
@@ -153,21 +171,30 @@ def test_bad_manifests_name_the_file(tmp_path: Path, manifest: Any, message: str
 
 
 def test_an_entrypoint_that_raises_on_import_is_reported(tmp_path: Path) -> None:
-    write_spell(tmp_path, "x", "boom", {"name": "boom", "entrypoint": "spell.py:f"},
-                "raise RuntimeError('broken at import')\n")
+    write_spell(
+        tmp_path,
+        "x",
+        "boom",
+        {"name": "boom", "entrypoint": "spell.py:f"},
+        "raise RuntimeError('broken at import')\n",
+    )
     with pytest.raises(SpellManifestError, match="raised RuntimeError: broken at import") as caught:
         Tome.load_from_directory(tmp_path)
     assert isinstance(caught.value.__cause__, RuntimeError)
 
 
 def test_a_non_callable_entrypoint_is_refused(tmp_path: Path) -> None:
-    write_spell(tmp_path, "x", "const", {"name": "c", "entrypoint": "spell.py:VALUE"}, "VALUE = 3\n")
+    write_spell(
+        tmp_path, "x", "const", {"name": "c", "entrypoint": "spell.py:VALUE"}, "VALUE = 3\n"
+    )
     with pytest.raises(SpellManifestError, match="is not callable"):
         Tome.load_from_directory(tmp_path)
 
 
 def test_two_folders_with_one_name_are_refused(tmp_path: Path) -> None:
-    write_spell(tmp_path, "a", "wc", {"name": "wc", "entrypoint": "spell.py:word_count"}, WORD_COUNT)
+    write_spell(
+        tmp_path, "a", "wc", {"name": "wc", "entrypoint": "spell.py:word_count"}, WORD_COUNT
+    )
     second = write_spell(
         tmp_path, "b", "wc", {"name": "wc", "entrypoint": "spell.py:word_count"}, WORD_COUNT
     )

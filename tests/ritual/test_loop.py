@@ -448,3 +448,9 @@ async def test_fresh_run_returns_a_copy_detached_from_seals() -> None:
 async def test_input_must_be_a_mapping() -> None:
     with pytest.raises(TypeError, match="mapping"):
         await counter_cycle(1).ainvoke([1, 2])  # type: ignore[arg-type]
+
+
+async def test_uneven_branches_example_from_the_docs() -> None:
+    log: list[str] = []
+    await _uneven("any", log).compile().ainvoke({})
+    assert log == ["a", "b", "a2", "j", "j"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sanctum import END, START, Ritual, RitualValidationError, SigilPolicy
+from sanctum import END, Ritual, RitualValidationError, SigilPolicy
 from tests.ritual.helpers import noop
 
 
@@ -23,7 +23,7 @@ def test_unknown_edge_target_and_path_map_target() -> None:
 
     ritual = Ritual().add_sigil("a", noop).set_entry_point("a")
     ritual.add_conditional_edge("a", lambda a: "go", {"go": "phantom", "stop": END})
-    with pytest.raises(RitualValidationError, match="path_map of 'a'.*'phantom'") as info:
+    with pytest.raises(RitualValidationError, match=r"path_map of 'a'.*'phantom'") as info:
         ritual.compile()
     assert info.value.sigils == ("a", "phantom")
 
@@ -47,7 +47,7 @@ def test_references_are_checked_before_on_error() -> None:
 def test_on_error_must_name_a_bound_sigil_other_than_owner() -> None:
     ritual = Ritual().add_sigil("a", noop, SigilPolicy(on_error="nobody"))
     ritual.set_entry_point("a").add_edge("a", END)
-    with pytest.raises(RitualValidationError, match="on_error of sigil 'a'.*'nobody'") as info:
+    with pytest.raises(RitualValidationError, match=r"on_error of sigil 'a'.*'nobody'") as info:
         ritual.compile()
     assert info.value.sigils == ("a", "nobody")
 
@@ -58,7 +58,7 @@ def test_on_error_must_name_a_bound_sigil_other_than_owner() -> None:
     assert info.value.sigils == ("a",)
 
     ritual = Ritual().add_sigil("a", noop).set_entry_point("a").add_edge("a", END)
-    with pytest.raises(RitualValidationError, match="default policy.*'ghost'"):
+    with pytest.raises(RitualValidationError, match=r"default policy.*'ghost'"):
         ritual.compile(default_policy=SigilPolicy(on_error="ghost"))
 
 
@@ -73,7 +73,7 @@ def test_on_error_is_checked_before_reachability() -> None:
 def test_unreachable_sigils_are_named_in_bind_order() -> None:
     ritual = Ritual().add_sigil("a", noop).add_sigil("y", noop).add_sigil("x", noop)
     ritual.set_entry_point("a").add_edge("a", END).add_edge("y", END).add_edge("x", "y")
-    with pytest.raises(RitualValidationError, match="'y', 'x'.*cannot be reached") as info:
+    with pytest.raises(RitualValidationError, match=r"'y', 'x'.*cannot be reached") as info:
         ritual.compile()
     assert info.value.sigils == ("y", "x")
 
@@ -103,7 +103,7 @@ def test_default_policy_fallback_makes_fallback_reachable() -> None:
 def test_every_sigil_needs_an_outgoing_edge() -> None:
     ritual = Ritual().add_sigil("a", noop).add_sigil("b", noop).add_sigil("c", noop)
     ritual.set_entry_point("a").add_edge("a", "b").add_edge("a", "c")
-    with pytest.raises(RitualValidationError, match="'b', 'c'.*no outgoing edge") as info:
+    with pytest.raises(RitualValidationError, match=r"'b', 'c'.*no outgoing edge") as info:
         ritual.compile()
     assert info.value.sigils == ("b", "c")
 

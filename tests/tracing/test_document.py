@@ -45,7 +45,8 @@ def test_results_pair_with_calls_by_id_then_by_name_in_order() -> None:
         ("echo", {"t": "two"}, "error", "boom"),
         ("ghost", None, "ok", "?"),
     ]
-    assert calls[0]["result_sigil"] == "spells" and calls[0]["result_superstep"] == 2
+    assert calls[0]["result_sigil"] == "spells"
+    assert calls[0]["result_superstep"] == 2
 
 
 def test_unanswered_calls_stay_pending_and_junk_is_ignored() -> None:
@@ -55,15 +56,21 @@ def test_unanswered_calls_stay_pending_and_junk_is_ignored() -> None:
         {"superstep": 3, "sigil": "y", "delta": "not a mapping"},
     ]
     (call,) = extract_spell_calls(deltas)
-    assert call["status"] == "pending" and call["result"] is None
+    assert call["status"] == "pending"
+    assert call["result"] is None
 
 
 def test_status_reflects_manifest_interrupt_and_failure() -> None:
     empty = assemble(Chronicle(), graph=None)
-    assert empty["format"] == TRACE_FORMAT and empty["version"] == TRACE_VERSION
-    assert empty["status"] == "incomplete" and empty["duration"] is None
+    assert empty["format"] == TRACE_FORMAT
+    assert empty["version"] == TRACE_VERSION
+    assert empty["status"] == "incomplete"
+    assert empty["duration"] is None
     paused = assemble(Chronicle(), graph=None, error=Interrupt("why", sigil="ask"))
-    assert paused["status"] == "interrupted" and paused["interrupt"]["reason"] == "why"
+    assert paused["status"] == "interrupted"
+    assert paused["interrupt"]["reason"] == "why"
     failed = assemble(Chronicle(), graph={"sigils": []}, error=SanctumError("bad"))
-    assert failed["status"] == "failed" and failed["failure"]["message"] == "bad"
-    assert failed["failure"]["sigil"] is None and failed["graph"] == {"sigils": []}
+    assert failed["status"] == "failed"
+    assert failed["failure"]["message"] == "bad"
+    assert failed["failure"]["sigil"] is None
+    assert failed["graph"] == {"sigils": []}

@@ -23,7 +23,8 @@ def test_sigil_began_again_during_retries_keeps_one_entry() -> None:
     chronicle.record(SigilRetried(invocation_id="i", superstep=1, sigil="a", attempt=1, cause="x"))
     chronicle.record(SigilBegan(invocation_id="i", superstep=1, sigil="a", timestamp=2.0))
     (entry,) = chronicle.supersteps[0]["sigils"]
-    assert entry["started_at"] == 1.0 and entry["attempts"] == 2
+    assert entry["started_at"] == 1.0
+    assert entry["attempts"] == 2
 
 
 def test_token_payloads_are_copied_as_json_data() -> None:

@@ -15,12 +15,15 @@ def test_page_forbids_scripts_and_fetches_and_names_the_invocation() -> None:
     html = build_page({"invocation_id": "inv-<9>"}, source="x.json")
     page = parse(html)
     meta = [a for t, a in page.tags if t == "meta" and a.get("http-equiv")]
-    assert meta and meta[0]["content"] == CONTENT_SECURITY_POLICY
+    assert meta
+    assert meta[0]["content"] == CONTENT_SECURITY_POLICY
     assert "default-src 'none'" in CONTENT_SECURITY_POLICY
     assert "script-src" not in CONTENT_SECURITY_POLICY  # falls back to 'none'
-    assert "inv-&lt;9&gt;" in html and "inv-<9>" not in html
+    assert "inv-&lt;9&gt;" in html
+    assert "inv-<9>" not in html
     nav_links = [a["href"] for t, a in page.tags if t == "a"]
-    assert nav_links and all(str(h).startswith("#") for h in nav_links)
+    assert nav_links
+    assert all(str(h).startswith("#") for h in nav_links)
     assert page.count("script") == 0
 
 
@@ -34,4 +37,5 @@ def test_observed_manifest_lists_the_sigils_that_ran() -> None:
     }
     assert observed_manifest(doc) == {"sigils": ["b", "a"], "edges": {}, "conditional_edges": {}}
     section = graph_section(doc)
-    assert "No manifest recorded" in section and 'data-sigil="a"' in section
+    assert "No manifest recorded" in section
+    assert 'data-sigil="a"' in section

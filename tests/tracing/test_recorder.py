@@ -45,7 +45,8 @@ async def test_writes_the_trace_when_the_rite_manifests(tmp_path: Path) -> None:
     await recorder.on_omen(omens[-1])
     assert recorder.written == path
     trace = _read(path)
-    assert trace["format"] == "sanctum-trace" and trace["version"] == 1
+    assert trace["format"] == "sanctum-trace"
+    assert trace["version"] == 1
     assert trace["status"] == "completed"
     assert trace["invocation_id"] == INV
     assert trace["graph"] == MANIFEST
@@ -65,7 +66,8 @@ async def test_timeline_has_per_sigil_durations_and_attempts(tmp_path: Path) -> 
     assert list(first) == ["plan", "fetch"]
     assert first["plan"]["duration"] == pytest.approx(0.2)
     assert first["fetch"]["duration"] == pytest.approx(0.5)
-    assert first["fetch"]["attempts"] == 2 and first["plan"]["attempts"] == 1
+    assert first["fetch"]["attempts"] == 2
+    assert first["plan"]["attempts"] == 1
     assert first["plan"]["status"] == "completed"
     assert first["plan"]["delta_keys"] == ["messages"]
 
@@ -97,15 +99,21 @@ async def test_records_deltas_spell_calls_retries_repairs_rejections_seals_token
     ]
     assert trace["deltas"][1]["delta"] == {"page": "<p>fetched</p>"}
     (call,) = trace["spell_calls"]
-    assert call["spell"] == "add" and call["arguments"] == {"a": 1, "b": 2}
-    assert call["status"] == "ok" and call["result"] == "3"
+    assert call["spell"] == "add"
+    assert call["arguments"] == {"a": 1, "b": 2}
+    assert call["status"] == "ok"
+    assert call["result"] == "3"
     assert (call["sigil"], call["result_sigil"], call["result_superstep"]) == ("plan", "act", 2)
     (retry,) = trace["retries"]
-    assert retry["sigil"] == "fetch" and retry["attempt"] == 1 and retry["delay"] == 0.25
+    assert retry["sigil"] == "fetch"
+    assert retry["attempt"] == 1
+    assert retry["delay"] == 0.25
     (repair,) = trace["repairs"]
-    assert repair["detail"] == "closed a missing brace" and repair["raw"] == '{"a": 1, "b": 2'
+    assert repair["detail"] == "closed a missing brace"
+    assert repair["raw"] == '{"a": 1, "b": 2'
     (rejection,) = trace["rejections"]
-    assert rejection["kind"] == "spell" and rejection["spell"] == "divide"
+    assert rejection["kind"] == "spell"
+    assert rejection["spell"] == "divide"
     assert [s["seal_id"] for s in trace["seals"]] == ["seal-1", "seal-2", "seal-3"]
     assert [t["payload"] for t in trace["tokens"]] == ["thin", "king"]
     assert trace["omen_counts"]["SigilCompleted"] == 4
@@ -231,7 +239,8 @@ async def test_circle_echoes_become_nested_traces(tmp_path: Path) -> None:
         2,
     )
     nested = circle["trace"]
-    assert nested["status"] == "completed" and nested["invocation_id"] == inner_id
+    assert nested["status"] == "completed"
+    assert nested["invocation_id"] == inner_id
     assert nested["deltas"][0]["delta"] == {"seen": 1}
     assert nested["circles"][0]["circle"] == "core"
     assert trace["omen_counts"]["CircleEchoed"] == len(inner) + 1
@@ -262,7 +271,8 @@ async def test_redact_applies_to_the_whole_document(tmp_path: Path) -> None:
     )
     assert recorder.written is not None
     text = recorder.written.read_text(encoding="utf-8")
-    assert key not in text and "[REDACTED]" in text
+    assert key not in text
+    assert "[REDACTED]" in text
 
 
 async def test_a_folder_path_gets_one_file_per_invocation(tmp_path: Path) -> None:
@@ -283,7 +293,8 @@ async def test_a_new_invocation_after_manifesting_starts_afresh(tmp_path: Path) 
         ],
     )
     trace = recorder.build()
-    assert trace["invocation_id"] == "inv-2" and trace["status"] == "incomplete"
+    assert trace["invocation_id"] == "inv-2"
+    assert trace["status"] == "incomplete"
     assert [d["sigil"] for d in trace["deltas"]] == ["solo"]
     assert trace["omen_counts"] == {"RiteBegan": 1, "SigilCompleted": 1}
 
@@ -300,3 +311,91 @@ async def test_a_write_failure_at_manifest_warns_instead_of_failing(tmp_path: Pa
 
 def test_default_path_is_the_documented_name() -> None:
     assert TraceRecorder().path == Path(".sanctum-trace.json")
+
+
+# ----------------------------------------------------------------- through a real Rite
+def _counter_ritual() -> Any:
+    from sanctum import END, START, Ritual
+
+    ritual = Ritual()
+    ritual.add_sigil("tick", lambda aether: {"n": aether.get("n", 0) + 1})
+    ritual.add_edge(START, "tick")
+    ritual.add_conditional_edge("tick", lambda aether: "tick" if aether["n"] < 5 else END)
+    return ritual
+
+
+async def test_a_real_cycle_is_traced_and_results_are_identical(tmp_path: Path) -> None:
+    path = tmp_path / "cycle.sanctum-trace.json"
+    recorder = TraceRecorder(path)
+    ritual = _counter_ritual()
+    traced = ritual.compile(wards=[recorder])
+    assert await traced.ainvoke({"n": 0}) == await ritual.compile().ainvoke({"n": 0})
+    trace = _read(path)
+    assert trace["status"] == "completed"
+    assert trace["graph"] == jsonable_manifest(traced.manifest)
+    assert [s["superstep"] for s in trace["supersteps"]] == [1, 2, 3, 4, 5]
+    assert [d["delta"] for d in trace["deltas"]] == [{"n": i} for i in range(1, 6)]
+    assert all(e["duration"] >= 0 for s in trace["supersteps"] for e in s["sigils"])
+    assert trace["final_aether"] == {"n": 5}
+
+
+def jsonable_manifest(manifest: Any) -> Any:
+    return json.loads(json.dumps(manifest))
+
+
+async def test_a_real_interrupt_then_resume_with_the_same_recorder(tmp_path: Path) -> None:
+    from tests.tracing.realrun import INVOCATION, run_until_interrupt
+
+    path = tmp_path / "run.sanctum-trace.json"
+    rite, _recorder, pause = await run_until_interrupt(path)
+    paused = _read(path)
+    assert paused["status"] == "interrupted"
+    assert paused["interrupt"]["sigil"] == "gate"
+    assert paused["interrupt"]["seal_id"] == pause.seal_id
+    assert [r["sigil"] for r in paused["retries"]] == ["fetch"]
+    assert [r["sigil"] for r in paused["repairs"]] == ["act"]
+    assert paused["circles"][0]["circle"] == "agent"
+    assert paused["circles"][0]["trace"]["repairs"][0]["spell"] == "add"
+    assert {c["spell"] for c in paused["spell_calls"]} == {"add"}
+    assert len(paused["supersteps"][0]["sigils"]) == 4  # the fan-out
+
+    final = await rite.ainvoke(invocation_id=INVOCATION, updates={"approved": True})
+    assert final["done"] is True
+    done = _read(path)
+    assert done["status"] == "completed"
+    assert done["interrupt"]["sigil"] == "gate"  # the pause stays in the story
+    gate_runs = [
+        e["status"] for s in done["supersteps"] for e in s["sigils"] if e["sigil"] == "gate"
+    ]
+    assert gate_runs == ["interrupted", "completed"]
+    assert done["final_aether"]["done"] is True
+
+
+async def test_a_real_veto_is_recorded_as_a_rejection(tmp_path: Path) -> None:
+    from collections.abc import Mapping
+
+    from sanctum import END, START, Ritual, SigilPolicy
+    from sanctum.wards import WardRejection
+
+    class NoSecrets(Ward):
+        async def after_sigil(
+            self, name: str, aether: Mapping[str, Any], delta: Mapping[str, Any]
+        ) -> Mapping[str, Any]:
+            if "secret" in delta:
+                raise WardRejection("secrets stay home")
+            return delta
+
+    ritual = Ritual()
+    ritual.add_sigil("leak", lambda aether: {"secret": 1}, SigilPolicy(on_error="calm"))
+    ritual.add_sigil("calm", lambda aether: {"ok": True})
+    ritual.add_edge(START, "leak").add_edge("leak", END).add_edge("calm", END)
+    recorder = TraceRecorder(tmp_path / "veto.json")
+    await ritual.compile(wards=[NoSecrets(), recorder]).ainvoke({})
+    trace = recorder.build()
+    assert trace["status"] == "completed"
+    (rejection,) = trace["rejections"]
+    assert rejection["kind"] == "delta"
+    assert rejection["ward"] == "NoSecrets"
+    assert rejection["reason"] == "secrets stay home"
+    statuses = {e["sigil"]: e["status"] for s in trace["supersteps"] for e in s["sigils"]}
+    assert statuses == {"leak": "rejected", "calm": "completed"}

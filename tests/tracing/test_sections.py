@@ -54,8 +54,10 @@ def test_timeline_bars_are_positioned_within_the_superstep() -> None:
         ]
     }
     html = timeline_section(doc)
-    assert "left:0.00%;width:50.00%" in html and "left:50.00%;width:50.00%" in html
-    assert "3 attempts" in html and 'class="bar failed"' in html
+    assert "left:0.00%;width:50.00%" in html
+    assert "left:50.00%;width:50.00%" in html
+    assert "3 attempts" in html
+    assert 'class="bar failed"' in html
     assert "frontier: a, b" in html
 
 
@@ -69,13 +71,17 @@ def test_summary_shows_interrupt_and_failure() -> None:
         }
     )
     text = parse(html).all_text
-    assert "approve" in text and "Send?" in text and "s9" in text and "SigilBegan 2" in text
+    assert "approve" in text
+    assert "Send?" in text
+    assert "s9" in text
+    assert "SigilBegan 2" in text
     assert "status-interrupted" in html
 
 
 def test_unknown_status_is_not_used_as_a_class() -> None:
     html = summary_section({"status": 'x" onclick="y'})
-    assert "status-unknown" in html and 'onclick="' not in html
+    assert "status-unknown" in html
+    assert 'onclick="' not in html
 
 
 def test_spell_calls_and_rejections_tables() -> None:
@@ -103,9 +109,13 @@ def test_spell_calls_and_rejections_tables() -> None:
         ],
     }
     calls = parse(spell_calls_section(doc)).all_text
-    assert "add" in calls and '{"a": 1}' in calls and "2" in calls
+    assert "add" in calls
+    assert '{"a": 1}' in calls
+    assert "2" in calls
     rejections = parse(rejections_section(doc)).all_text
-    assert "Veto" in rejections and "nope()" in rejections and "unknown" in rejections
+    assert "Veto" in rejections
+    assert "nope()" in rejections
+    assert "unknown" in rejections
 
 
 def test_tokens_are_joined_per_sigil() -> None:

@@ -60,14 +60,16 @@ async def test_unserialisable_values_are_stringified(tmp_path: Path) -> None:
     }
     await AuditWard(path).after_sigil("odd", {}, delta)
     text = path.read_text(encoding="utf-8")
-    assert "NaN" not in text and "Infinity" not in text
+    assert "NaN" not in text
+    assert "Infinity" not in text
     logged = _lines(path)[0]["delta"]
     assert isinstance(logged, dict)
     assert logged["obj"] == "opaque-thing"
     assert logged["raw"] == str(b"\x00bytes")
     assert logged["tags"] == ["a", "b"]
     assert logged["pair"] == [1, 2]
-    assert logged["nan"] == "nan" and logged["inf"] == "-inf"
+    assert logged["nan"] == "nan"
+    assert logged["inf"] == "-inf"
     assert logged["keys"] == {"1": "one", "null": "none", "(1, 2)": "tuple"}
     assert logged["cyclic"] == [1, "<cycle>"]
     assert logged["huge"].startswith("<int of ")
@@ -91,5 +93,20 @@ async def test_appends_to_an_existing_trail(tmp_path: Path) -> None:
 async def test_a_folder_in_the_way_is_an_oserror_naming_the_path(tmp_path: Path) -> None:
     blocked = tmp_path / "audit.jsonl"
     blocked.mkdir()
-    with pytest.raises(OSError, match="audit.jsonl"):
+    with pytest.raises(OSError, match=r"audit\.jsonl"):
         await AuditWard(blocked).after_sigil("s", {}, {"x": 1})
+
+
+async def test_in_a_rite_every_applied_delta_is_logged_in_order(tmp_path: Path) -> None:
+    from sanctum import END, START, Ritual
+
+    ritual = Ritual()
+    ritual.add_sigil("one", lambda aether: {"n": 1})
+    ritual.add_sigil("two", lambda aether: {"n": aether["n"] + 1, "odd": object()})
+    ritual.add_edge(START, "one").add_edge("one", "two").add_edge("two", END)
+    path = tmp_path / "runs" / "audit.jsonl"
+    result = await ritual.compile(wards=[AuditWard(path)]).ainvoke({})
+    assert result["n"] == 2
+    entries = _lines(path)
+    assert [(e["sigil"], e["delta"]["n"]) for e in entries] == [("one", 1), ("two", 2)]
+    assert str(entries[1]["delta"]["odd"]).startswith("<object object at")

@@ -81,7 +81,8 @@ async def test_colliding_masked_keys_keep_every_value() -> None:
     result = await ward.after_sigil("s", {}, {"vault": {KEY: 1, other: 2, "[REDACTED]": 0}})
     vault = result["vault"]
     assert sorted(vault.values()) == [0, 1, 2]
-    assert KEY not in str(vault) and other not in str(vault)
+    assert KEY not in str(vault)
+    assert other not in str(vault)
 
 
 async def test_sets_named_tuples_and_other_objects() -> None:
@@ -95,7 +96,8 @@ async def test_sets_named_tuples_and_other_objects() -> None:
     )
     assert result["tags"] == {"[REDACTED]", "ok"}
     assert result["frozen"] == frozenset({"[REDACTED]"})
-    assert isinstance(result["pair"], Pair) and result["pair"] == Pair("[REDACTED]", 1)
+    assert isinstance(result["pair"], Pair)
+    assert result["pair"] == Pair("[REDACTED]", 1)
     assert result["blob"] is blob
 
 
@@ -125,3 +127,35 @@ def test_an_invalid_pattern_is_a_valueerror_quoting_it() -> None:
 def test_a_non_text_pattern_is_a_typeerror(bad: Any) -> None:
     with pytest.raises(TypeError, match="RedactWard"):
         RedactWard([bad])
+
+
+async def test_in_a_rite_seals_omens_audit_and_result_only_see_masked_text(tmp_path: Any) -> None:
+    import json as _json
+
+    from sanctum import END, START, Ritual
+    from sanctum.codex.memory import MemoryCodex
+    from sanctum.omens import SigilCompleted, SuperstepCompleted
+    from sanctum.wards import AuditWard
+
+    def leak(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"reply": f"your key is {KEY}", "log": [{"line": (KEY, "x")}]}
+
+    ritual = Ritual().add_sigil("leak", leak)
+    ritual.add_edge(START, "leak").add_edge("leak", END)
+    audit_path = tmp_path / "audit.jsonl"
+    codex = MemoryCodex()
+    rite = ritual.compile(codex=codex, wards=[RedactWard([KEY_PATTERN]), AuditWard(audit_path)])
+    seen: list[Any] = []
+    async for omen in rite.astream({}, invocation_id="inv-r", mode={"updates", "values"}):
+        assert isinstance(omen, SigilCompleted | SuperstepCompleted)
+        seen.append(omen.delta if isinstance(omen, SigilCompleted) else omen.aether)
+    seals = await codex.list("inv-r")
+    assert seals, "the codex holds the run's Seals"
+    for blob in (repr(seen), repr([s.aether for s in seals]), audit_path.read_text("utf-8")):
+        assert KEY not in blob
+        assert "[REDACTED]" in blob
+    entry = _json.loads(audit_path.read_text("utf-8").splitlines()[0])
+    assert entry["delta"]["reply"] == "your key is [REDACTED]"
+    assert list(seals[-1].aether["log"][0]["line"]) == ["[REDACTED]", "x"]
+    result = await ritual.compile(wards=[RedactWard([KEY_PATTERN])]).ainvoke({})
+    assert result["reply"] == "your key is [REDACTED]"

@@ -1,0 +1,6 @@
+"""Spell: count the words in a text."""
+
+
+def word_count(text: str) -> int:
+    """Count the words in a text."""
+    return len(text.split())

@@ -1,0 +1,62 @@
+"""Omen classes: frozen, keyword-only, timestamped."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+
+from sanctum import omens
+from sanctum.omens import (
+    CircleEchoed,
+    DeltaRejected,
+    Omen,
+    RiteBegan,
+    RiteManifested,
+    SealWritten,
+    SigilBegan,
+    SigilCompleted,
+    SigilRetried,
+    SpellCallRejected,
+    SpellCallRepaired,
+    SuperstepBegan,
+    SuperstepCompleted,
+    TokenEmitted,
+)
+
+ALL = [
+    RiteBegan(invocation_id="i"),
+    SuperstepBegan(invocation_id="i", superstep=1, frontier=("a",)),
+    SigilBegan(invocation_id="i", superstep=1, sigil="a"),
+    SigilRetried(invocation_id="i", superstep=1, sigil="a", attempt=1, cause="x"),
+    SigilCompleted(invocation_id="i", superstep=1, sigil="a", delta={}),
+    SuperstepCompleted(invocation_id="i", superstep=1, aether={}),
+    SealWritten(invocation_id="i", superstep=1, seal_id="s"),
+    TokenEmitted(payload="t"),
+    RiteManifested(invocation_id="i", superstep=1, aether={}),
+    DeltaRejected(invocation_id="i", superstep=1, sigil="a", ward="W"),
+    SpellCallRepaired(spell="s", detail="d"),
+    SpellCallRejected(spell="s", reason="r"),
+    CircleEchoed(circle="c", omen=TokenEmitted(payload=1)),
+]
+
+
+@pytest.mark.parametrize("omen", ALL, ids=lambda o: type(o).__name__)
+def test_every_omen_is_frozen_and_stamped(omen: Omen) -> None:
+    assert isinstance(omen, Omen)
+    assert abs(omen.timestamp - time.time()) < 60
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        omen.timestamp = 0.0  # type: ignore[misc]
+
+
+def test_omens_are_keyword_only() -> None:
+    with pytest.raises(TypeError):
+        RiteBegan("i")  # type: ignore[misc]
+
+
+def test_every_omen_class_is_covered() -> None:
+    classes = {v for v in vars(omens).values() if isinstance(v, type) and issubclass(v, Omen)} - {
+        Omen
+    }
+    assert classes == {type(o) for o in ALL}

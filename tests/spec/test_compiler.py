@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sanctum.codex.memory import MemoryCodex
+from sanctum.errors import Interrupt, RitualFileError
+from sanctum.oracle.scripted import ScriptedOracle
+from sanctum.ritual import Rite
+from sanctum.spec import check_ritual, compile_ritual, load_ritual
+from tests.spec.helpers import MINIMAL, problems_of, write
+
+
+def test_compile_minimal(tmp_path: Path) -> None:
+    rite = compile_ritual(write(tmp_path, MINIMAL))
+    assert isinstance(rite, Rite)
+    assert rite.manifest["sigils"] == ["a"]
+    assert rite.invoke({}) == {"x": 1}
+
+
+async def test_interrupt_until_and_resume(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {ok: {default: false}, said: {}}
+        oracles: {o: {provider: scripted, responses: ["hello"]}}
+        entry: speak
+        sigils:
+          speak: {oracle: o, prompt: "hi", output: said, next: ask}
+          ask:
+            interrupt: "Approve {{ said }}?"
+            until: ok
+            next: END
+        """,
+    )
+    rite = compile_ritual(path, codex=MemoryCodex())
+    with pytest.raises(Interrupt) as paused:
+        await rite.ainvoke({}, invocation_id="i")
+    assert paused.value.reason == "Approve hello?"
+    assert await rite.ainvoke(invocation_id="i", updates={"ok": True}) == {
+        "said": "hello",
+        "ok": True,
+    }
+
+
+def test_oracle_override_and_usage_messages(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {said: {}, messages: {reducer: append}}
+        oracles: {o: {provider: openai, model: m, base_url: "http://127.0.0.1:9/v1"}}
+        entry: speak
+        sigils:
+          speak: {oracle: o, prompt: "hi", output: said, messages: messages, next: END}
+        """,
+    )
+    from sanctum.oracle.base import OracleResponse
+
+    oracle = ScriptedOracle([OracleResponse(text="yo", usage={"prompt_tokens": 3})])
+    result = compile_ritual(path, oracles={"o": oracle}).invoke({})
+    assert result["said"] == "yo"
+    assert result["messages"] == [
+        {"role": "assistant", "content": "yo", "usage": {"prompt_tokens": 3}}
+    ]
+    assert oracle.calls[0][0] == [{"role": "user", "content": "hi"}]
+
+
+def test_engine_errors_point_at_sigils(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        entry: a
+        sigils:
+          a: {set: {x: "1"}, next: END}
+          lonely: {set: {x: "2"}, next: END}
+        """,
+    )
+    [problem] = check_ritual(path)
+    assert (problem.line, problem.column) == (7, 3)
+    assert problem.message.startswith("the graph cannot be compiled: ")
+    assert "lonely" in problem.message
+
+
+def test_call_resolution_is_scoped_and_lazy(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text(
+        "def double(aether):\n    return {'x': aether['x'] * 2}\nraise_on_import = False\n"
+    )
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        inputs: {x: {type: integer}}
+        entry: a
+        sigils:
+          a: {call: "steps:double", next: END}
+          b: {call: "steps:nope", next: END}
+        """,
+    )
+    # validate without resolving never imports: only the graph check runs
+    problems = check_ritual(path)
+    assert [p.message.split(":")[0] for p in problems] == ["the graph cannot be compiled"]
+    with pytest.raises(RitualFileError) as caught:
+        compile_ritual(path)
+    assert any(
+        p.line == 7 and "module 'steps' has no 'nope'" in p.message for p in caught.value.problems
+    )
+
+
+def test_policy_and_named_policy(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        policies:
+          quick:
+            {timeout: 0.5, retries: 2, backoff: {base: 0.01, cap: 0.01}, retry_on: [ValueError]}
+        default_policy: quick
+        entry: a
+        sigils:
+          a: {set: {x: "1"}, next: END, policy: {timeout: 1}}
+        """,
+    )
+    rite = compile_ritual(path)
+    assert rite.invoke({}) == {"x": 1}
+
+
+def test_circle_cycle_shows_chain(tmp_path: Path) -> None:
+    body = """
+    sanctum: 1
+    name: {name}
+    aether: {{x: {{}}}}
+    entry: c
+    sigils:
+      c: {{circle: {other}, next: END}}
+    """
+    write(tmp_path, body.format(name="a", other="b.yaml"), "a.yaml")
+    write(tmp_path, body.format(name="b", other="a.yaml"), "b.yaml")
+    lines = problems_of(tmp_path / "a.yaml")
+    assert lines[0] == "6:15: circle file 'b.yaml' has problems (see below)"
+    assert lines[1] == "6:15: circle files form a cycle: a.yaml -> b.yaml -> a.yaml"
+
+
+def test_load_returns_spec_with_source(tmp_path: Path) -> None:
+    spec = load_ritual(write(tmp_path, MINIMAL))
+    assert spec.name == "tiny"
+    assert spec._source is not None

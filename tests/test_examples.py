@@ -1,0 +1,72 @@
+"""Everything shipped in rituals/ validates, and every offline ritual runs to its
+expected final Aether (the cases live beside each ritual in *.test.yaml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sanctum.spec import check_ritual, compile_ritual, load_ritual, run_ritual_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+RITUALS = sorted(p for p in (ROOT / "rituals").rglob("*.yaml") if not p.name.endswith(".test.yaml"))
+NEEDS_A_MODEL = {"ollama.yaml", "llamacpp.yaml"}
+
+
+@pytest.mark.parametrize("path", RITUALS, ids=lambda p: p.name)
+def test_ritual_validates(path: Path) -> None:
+    assert check_ritual(path) == []
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema=")
+    if path.name not in NEEDS_A_MODEL:
+        assert check_ritual(path, resolve=True) == []
+
+
+@pytest.mark.parametrize(
+    "test_file", sorted((ROOT / "rituals").glob("*.test.yaml")), ids=lambda p: p.name
+)
+def test_ritual_cases_pass(
+    test_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    results = run_ritual_tests(test_file)
+    assert results
+    assert [(r.name, r.message) for r in results if not r.passed] == []
+
+
+def test_every_offline_ritual_has_cases() -> None:
+    tested = {
+        (ROOT / "rituals" / p.name.replace(".test.yaml", ".yaml"))
+        for p in (ROOT / "rituals").glob("*.test.yaml")
+    }
+    top = {p for p in RITUALS if p.parent.name == "rituals" and p.name not in NEEDS_A_MODEL}
+    assert top <= tested
+
+
+def test_examples_cover_every_sigil_kind() -> None:
+    kinds: set[str] = set()
+    joins = circles = 0
+    for path in RITUALS:
+        spec = load_ritual(path)
+        for sigil in spec.sigils.values():
+            kinds |= {
+                k
+                for k in ("call", "oracle", "agent", "spell", "interrupt", "circle", "scatter")
+                if hasattr(sigil, k)
+            }
+            kinds |= {"set"} if hasattr(sigil, "values") else set()
+            joins += sigil.join == "all"
+            circles += hasattr(sigil, "circle")
+    assert kinds == {"call", "oracle", "agent", "spell", "interrupt", "set", "circle", "scatter"}
+    assert joins
+    assert circles
+
+
+def test_hello_runs_with_its_sqlite_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    rite = compile_ritual(ROOT / "rituals" / "hello.yaml")
+    result = rite.invoke({"name": "Ada"}, invocation_id="hello-1")
+    assert result["farewell"] == "Safe travels, Ada! 3 verses for the road."
+    assert len(result["verses"]) == 3
+    assert (tmp_path / ".sanctum" / "codex.db").is_file()
