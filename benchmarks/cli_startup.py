@@ -45,6 +45,8 @@ sanctum: 1
 name: bench
 inputs:
   name: {type: string, default: world}
+aether:
+  greeting: {}
 entry: greet
 sigils:
   greet:
@@ -71,9 +73,10 @@ def _time(command: list[str], repeat: int) -> list[float]:
         start = time.perf_counter()
         done = subprocess.run(command, capture_output=True, env=env, check=False)
         times.append(time.perf_counter() - start)
-        if done.returncode not in (0,):
+        if done.returncode != 0:
             raise SystemExit(
-                f"{' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()}"
+                f"{' '.join(command)} exited {done.returncode}:\n"
+                f"{done.stdout.decode()}{done.stderr.decode()}"
             )
     return times
 

@@ -65,14 +65,12 @@ def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
 
 def invocations_table(summaries: Sequence[InvocationSummary]) -> Table:
     """Recent invocations: id, ritual, status, supersteps, last update."""
-    table = Table(
-        title="Invocations", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
-    )
-    table.add_column("invocation", style="bold", no_wrap=True, min_width=32)
-    table.add_column("ritual", overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("steps", justify="right", no_wrap=True)
-    table.add_column("updated", no_wrap=True)
+    table = Table(title="Invocations", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("invocation", style="bold", no_wrap=True)
+    table.add_column("ritual", no_wrap=True, overflow="ellipsis", ratio=1)
+    table.add_column("status", no_wrap=True, min_width=10)
+    table.add_column("steps", justify="right", no_wrap=True, min_width=5)
+    table.add_column("updated", no_wrap=True, min_width=14)
     colours = {"done": "green", "paused": "yellow", "incomplete": "red"}
     for summary in summaries:
         status = summary.status
@@ -104,7 +102,7 @@ def seals_table(invocation_id: str, seals: Sequence[Seal]) -> Table:
     table = Table(
         title=f"Seals of {invocation_id}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
     )
-    table.add_column("seal", style="bold", no_wrap=True, min_width=32)
+    table.add_column("seal", style="bold", no_wrap=True)
     table.add_column("step", justify="right", no_wrap=True)
     table.add_column("frontier", overflow="fold")
     table.add_column("time", no_wrap=True)

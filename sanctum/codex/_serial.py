@@ -30,6 +30,7 @@ __all__ = [
     "chain_digest",
     "check_ids",
     "decode_json",
+    "encode_json",
     "encode_seal",
     "extend_text",
     "root_digest",
@@ -88,12 +89,7 @@ def check_ids(invocation_id: object, seal_id: object = "-") -> None:
             without NUL characters.
     """
     for label, value in (("invocation_id", invocation_id), ("seal_id", seal_id)):
-        if (
-            not isinstance(value, str)
-            or not value
-            or "\x00" in value
-            or len(value) > MAX_ID_LENGTH
-        ):
+        if not isinstance(value, str) or not value or "\x00" in value or len(value) > MAX_ID_LENGTH:
             raise SealError(
                 f"{label} must be a non-empty string of at most {MAX_ID_LENGTH} characters "
                 f"without NUL characters, got {value!r:.80}",
@@ -114,9 +110,14 @@ def _a(type_name: str) -> str:
     return f"an {type_name}" if type_name[:1].lower() in "aeiou" else f"a {type_name}"
 
 
+_META = "the metadata passed to ainvoke(metadata=...) or written by the scheduler"
+
+
 def _refuse(
-    invocation_id: str, seal: Seal, where: str, what: str, culprit: str, hint: str
+    invocation_id: str, seal: Seal, where: str, what: str, conduit: str | None, hint: str
 ) -> SealError:
+    """``conduit`` None: the offending value is in the metadata."""
+    culprit = _writers(seal, conduit) if conduit is not None else _META  # found lazily
     return SealError(
         f"cannot seal invocation {invocation_id!r} at superstep {seal.superstep}: "
         f"{where} holds {what}, which JSON cannot carry ({culprit}). {hint}",
@@ -131,40 +132,66 @@ _PLAIN = (
 )
 
 
-def _dumps(value: Any) -> str:
+def encode_json(value: Any) -> str:
+    """Compact strict JSON text (ASCII) of a value already known to serialise."""
     return _ENCODER.encode(value)
 
 
-def _encode_part(
-    invocation_id: str, seal: Seal, value: Any, where: str, culprit: str
-) -> str:
+_dumps = encode_json
+
+
+def _encode_part(invocation_id: str, seal: Seal, value: Any, where: str, owner: str | None) -> str:
     """Encode ``value`` (found at key path ``where``) or raise the SealError."""
     try:
         text = _dumps(value)
-    except (TypeError, ValueError, RecursionError, OverflowError) as exc:
+    except RecursionError:
+        raise _refuse(
+            invocation_id,
+            seal,
+            where,
+            "lists or dicts nested deeper than the JSON encoder allows (about 1,000 levels)",
+            owner,
+            "Flatten the structure inside that sigil.",
+        ) from None
+    except (TypeError, ValueError, OverflowError) as exc:
         found = find_unserialisable(value, where)
         if found is not None:
             path, type_name = found
-            raise _refuse(invocation_id, seal, path, _a(type_name), culprit, _PLAIN) from None
-        raise _refuse(
-            invocation_id, seal, where, f"a value ({exc})", culprit, _PLAIN
-        ) from None
+            raise _refuse(invocation_id, seal, path, _a(type_name), owner, _PLAIN) from None
+        raise _refuse(invocation_id, seal, where, f"a value ({exc})", owner, _PLAIN) from None
     return text
 
 
-def _check_part(invocation_id: str, seal: Seal, value: Any, where: str, culprit: str) -> None:
-    """Catch what the encoder silently converts (non-str dict keys)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _check_part(
+    invocation_id: str,
+    seal: Seal,
+    value: Any,
+    where: str,
+    owner: str | None,
+    text: str | None = None,
+) -> None:
+    """Catch what the encoder silently converts (non-str dict keys).
+
+    ``text`` is the value's JSON text when known: a value that parses back equal to
+    itself holds no such key (the fast path); otherwise the value is walked.
+    """
+    if type(value) in _SCALARS:
+        return
+    if text is not None and json.loads(text) == value:
+        return
     found = find_unserialisable(value, where)
     if found is not None:
         path, type_name = found
-        raise _refuse(invocation_id, seal, path, _a(type_name), culprit, _PLAIN)
+        raise _refuse(invocation_id, seal, path, _a(type_name), owner, _PLAIN)
 
 
 def _encode_value(
     invocation_id: str, seal: Seal, conduit: str, value: Any, base: str | None
 ) -> EncodedValue:
-    culprit = _writers(seal, conduit)
-    text = _encode_part(invocation_id, seal, value, conduit, culprit)
+    text = _encode_part(invocation_id, seal, value, conduit, conduit)
     if base is not None and text == base:
         return EncodedValue(text)
     if (
@@ -182,11 +209,13 @@ def _encode_value(
             suffix = ""
         if suffix:
             # Only the new items can hide a non-str key: the prefix text is identical.
-            added = len(json.loads(f"[{suffix}]"))
-            for index in range(len(value) - added, len(value)):
-                _check_part(invocation_id, seal, value[index], f"{conduit}[{index}]", culprit)
+            added = json.loads(f"[{suffix}]")
+            first = len(value) - len(added)
+            if added != list(value[first:]):
+                for index in range(first, len(value)):
+                    _check_part(invocation_id, seal, value[index], f"{conduit}[{index}]", conduit)
             return EncodedValue(text, base, suffix)
-    _check_part(invocation_id, seal, value, conduit, culprit)
+    _check_part(invocation_id, seal, value, conduit, conduit, text)
     return EncodedValue(text)
 
 
@@ -246,7 +275,7 @@ def encode_seal(
                 seal,
                 f"[{conduit!r}]",
                 _a(f"{type(conduit).__name__} key"),
-                "Aether keys name Conduits",
+                repr(conduit),
                 "Use str keys.",
             )
         values[conduit] = _encode_value(invocation_id, seal, conduit, value, bases.get(conduit))
@@ -266,9 +295,8 @@ def encode_seal(
             invocation_id=invocation_id,
             seal_id=seal.seal_id,
         )
-    culprit = "the metadata passed to ainvoke(metadata=...) or written by the scheduler"
-    meta_text = _encode_part(invocation_id, seal, dict(metadata), "metadata", culprit)
-    _check_part(invocation_id, seal, metadata, "metadata", culprit)
+    meta_text = _encode_part(invocation_id, seal, dict(metadata), "metadata", None)
+    _check_part(invocation_id, seal, metadata, "metadata", None, meta_text)
     return EncodedSeal(values, _dumps(list(frontier)), meta_text)
 
 

@@ -29,7 +29,12 @@ def _migration(fn: Migration) -> Migration:
 
 @_migration
 def m001_seals_and_values(db: sqlite3.Connection) -> None:
-    """Values (content-addressed, list chains), Seals, and the index of Invocations."""
+    """Values (content-addressed, list chains), Seals, and the index of Invocations.
+
+    ``sanctum_seals`` is keyed by ``(invocation_id, seq)``: ``seq`` counts the
+    Invocation's Seals in write order (1-based), ``written`` is the write time in
+    epoch nanoseconds (orders the Invocations index).
+    """
     db.execute(
         """
         CREATE TABLE sanctum_values (
@@ -43,29 +48,38 @@ def m001_seals_and_values(db: sqlite3.Connection) -> None:
     db.execute(
         """
         CREATE TABLE sanctum_seals (
-            seq INTEGER PRIMARY KEY,
             invocation_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
             seal_id TEXT NOT NULL,
             superstep INTEGER NOT NULL,
             timestamp REAL NOT NULL,
             frontier TEXT NOT NULL,
             metadata TEXT NOT NULL,
             aether TEXT NOT NULL,
-            UNIQUE (invocation_id, seal_id)
-        )
+            written INTEGER NOT NULL,
+            PRIMARY KEY (invocation_id, seq)
+        ) WITHOUT ROWID
         """
     )
+    # One row per Invocation, added with its first Seal (and never touched again, so a
+    # Seal's commit writes one page of sanctum_seals and nothing else).
     db.execute(
         """
         CREATE TABLE sanctum_invocations (
             invocation_id TEXT PRIMARY KEY,
-            latest_seq INTEGER NOT NULL,
-            latest_seal_id TEXT NOT NULL,
-            seals INTEGER NOT NULL
-        )
+            created INTEGER NOT NULL
+        ) WITHOUT ROWID
         """
     )
-    db.execute("CREATE INDEX sanctum_invocations_recent ON sanctum_invocations(latest_seq)")
+    db.execute(
+        """
+        CREATE TRIGGER sanctum_first_seal AFTER INSERT ON sanctum_seals
+        WHEN new.seq = 1 BEGIN
+            INSERT OR IGNORE INTO sanctum_invocations (invocation_id, created)
+            VALUES (new.invocation_id, new.written);
+        END
+        """
+    )
 
 
 _FIX = (
@@ -113,8 +127,7 @@ def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqli
 def _prepare(db: sqlite3.Connection, path: str, synchronous: str) -> None:
     try:
         tables = {
-            row[0]
-            for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
     except sqlite3.DatabaseError as exc:
         raise _refuse(path, f"it is not a SQLite database or it is damaged ({exc})") from None

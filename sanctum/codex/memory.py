@@ -83,17 +83,17 @@ class MemoryCodex(Codex):
                     return {name: (node.text(), node) for name, node in entry.values.items()}
         return cached[1] if cached is not None else {}
 
-    def _write(self, invocation_id: str, seal: Seal, expected: str | None | bool) -> None:
-        """Check, encode and append under the lock (``expected=False``: no check)."""
+    def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
+        """Check, encode and append under the lock (``check``: the optimistic check)."""
         bases = self._bases(invocation_id, seal)
         encoded = encode_seal(
             invocation_id, seal, {name: text for name, (text, _) in bases.items()}
         )
         history = self._histories.get(invocation_id, [])
-        if expected is not False:
+        if check:
             latest = history[-1].seal_id if history else None
             if latest != expected:
-                raise concurrent_write(invocation_id, expected, latest)  # type: ignore[arg-type]
+                raise concurrent_write(invocation_id, expected, latest)
         if any(entry.seal_id == seal.seal_id for entry in history):
             raise SealError(
                 f"invocation {invocation_id!r} already holds seal {seal.seal_id!r}; histories "
@@ -141,7 +141,7 @@ class MemoryCodex(Codex):
                 its seal_id. Nothing is written then.
         """
         with self._lock:
-            self._write(invocation_id, seal, False)
+            self._write(invocation_id, seal, False, None)
 
     async def put_next(
         self, invocation_id: str, seal: Seal, *, expected_latest: str | None
@@ -155,7 +155,7 @@ class MemoryCodex(Codex):
                 nothing is written.
         """
         with self._lock:
-            self._write(invocation_id, seal, expected_latest)
+            self._write(invocation_id, seal, True, expected_latest)
 
     # ------------------------------------------------------------------ reading
 

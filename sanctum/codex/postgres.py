@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import json
 import re
 import time
 from collections import OrderedDict
@@ -27,8 +26,17 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
-from sanctum.codex._serial import EncodedSeal, chain_digest, encode_seal, root_digest
-from sanctum.codex._stored import assemble_texts, decode_refs, thaw_seal
+from sanctum.codex._serial import EncodedSeal, encode_seal
+from sanctum.codex._stored import (
+    Bases,
+    aether_column,
+    assemble_texts,
+    bases_from_refs,
+    decode_refs,
+    plan_values,
+    thaw_seal,
+    value_ids,
+)
 from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
 from sanctum.errors import SealError
 
@@ -36,7 +44,6 @@ __all__ = ["PostgresCodex"]
 
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SEAL_COLUMNS = 'seal_id, superstep, "timestamp", frontier, metadata, aether'
-_Bases = dict[str, tuple[str, int]]
 _CACHED_INVOCATIONS = 32
 _MIGRATION_LOCK = 0x5A4E_C700_DEC0
 
@@ -128,7 +135,9 @@ class PostgresCodex(Codex):
         self._pool: Any = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._ready = False
-        self._latest: OrderedDict[str, tuple[str, _Bases]] = OrderedDict()
+        self._open_lock: asyncio.Lock | None = None
+        self._lock_loop: asyncio.AbstractEventLoop | None = None
+        self._latest: OrderedDict[str, tuple[str, Bases]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"PostgresCodex({self.location!r}, schema={self.schema!r})"
@@ -165,6 +174,14 @@ class PostgresCodex(Codex):
         loop = asyncio.get_running_loop()
         if self._pool is not None and self._pool_loop is loop:
             return self._pool
+        if self._open_lock is None or self._lock_loop is not loop:
+            self._open_lock, self._lock_loop = asyncio.Lock(), loop
+        async with self._open_lock:
+            if self._pool is not None and self._pool_loop is loop:
+                return self._pool
+            return await self._connect(loop)
+
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> Any:
         psycopg = self._psycopg
         try:
             conn = await psycopg.AsyncConnection.connect(
@@ -263,7 +280,7 @@ class PostgresCodex(Codex):
                 rows = await cursor.fetchall()
                 ids: set[int] = set()
                 for row in rows:
-                    ids.update(decode_refs(invocation_id, row[0], self.location, row[5]).values())
+                    ids.update(value_ids(decode_refs(invocation_id, row[0], self.location, row[5])))
                 texts = await self._texts(conn, ids)
         except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
             raise self._unreachable(exc, invocation_id) from None
@@ -312,7 +329,7 @@ class PostgresCodex(Codex):
         try:
             async with pool.connection() as conn:
                 cursor = await conn.execute(
-                    "SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s.\"timestamp\", "
+                    'SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s."timestamp", '
                     f"s.frontier, s.metadata FROM {s}.sanctum_invocations AS i "
                     f"JOIN {s}.sanctum_seals AS s ON s.seq = i.latest_seq "
                     "ORDER BY i.latest_seq DESC LIMIT %s",
@@ -343,7 +360,7 @@ class PostgresCodex(Codex):
 
     # ------------------------------------------------------------------ writing
 
-    async def _bases(self, pool: Any, invocation_id: str, seal: Seal) -> _Bases:
+    async def _bases(self, pool: Any, invocation_id: str, seal: Seal) -> Bases:
         cached = self._latest.get(invocation_id)
         parent = seal.parent
         if cached is not None and (parent is None or cached[0] == parent):
@@ -361,10 +378,9 @@ class PostgresCodex(Codex):
                 if row is None:
                     return cached[1] if cached is not None else {}
                 refs = decode_refs(invocation_id, parent, self.location, row[0])
-                texts = await self._texts(conn, refs.values())
+                return bases_from_refs(refs, await self._texts(conn, value_ids(refs)))
         except (self._psycopg.Error, self._psycopg_pool.PoolTimeout, SealError):
             return {}  # only a hint: the put itself reports real trouble
-        return {name: (texts[i], i) for name, i in refs.items() if i in texts}
 
     async def _store_value(self, conn: Any, digest: bytes, prev: int | None, body: str) -> int:
         s = self._s
@@ -382,22 +398,18 @@ class PostgresCodex(Codex):
         return int(row[0])
 
     async def _append(
-        self, conn: Any, invocation_id: str, seal: Seal, encoded: EncodedSeal, bases: _Bases
-    ) -> _Bases:
+        self, conn: Any, invocation_id: str, seal: Seal, encoded: EncodedSeal, bases: Bases
+    ) -> Bases:
         s = self._s
-        refs: dict[str, int] = {}
-        written: _Bases = {}
-        for name, value in encoded.values.items():
-            base = bases.get(name)
-            if base is not None and base[0] == value.text:
-                value_id = base[1]
-            elif base is not None and value.base is not None:
-                digest = chain_digest(base[1].to_bytes(8, "big"), value.suffix)
-                value_id = await self._store_value(conn, digest, base[1], value.suffix)
-            else:
-                value_id = await self._store_value(conn, root_digest(value.text), None, value.text)
-            refs[name] = value_id
-            written[name] = (value.text, value_id)
+        plan = plan_values(encoded, bases)
+        ids: dict[str, int] = {}
+        for place in plan:
+            if place.value_id is not None:
+                ids[place.conduit] = place.value_id
+            elif place.digest is not None:
+                ids[place.conduit] = await self._store_value(
+                    conn, place.digest, place.prev, place.body
+                )
         cursor = await conn.execute(
             f"INSERT INTO {s}.sanctum_seals (invocation_id, {_SEAL_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq",
@@ -408,7 +420,7 @@ class PostgresCodex(Codex):
                 float(seal.timestamp),
                 encoded.frontier,
                 encoded.metadata,
-                json.dumps(refs, separators=(",", ":")),
+                aether_column(plan, ids),
             ),
         )
         seq = (await cursor.fetchone())[0]
@@ -417,9 +429,11 @@ class PostgresCodex(Codex):
             "seals = seals + 1 WHERE invocation_id = %s",
             (seq, seal.seal_id, invocation_id),
         )
-        return written
+        return {place.conduit: (place.text, ids.get(place.conduit)) for place in plan}
 
-    async def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
+    async def _write(
+        self, invocation_id: str, seal: Seal, check: bool, expected: str | None
+    ) -> None:
         pool = await self._open()
         bases = await self._bases(pool, invocation_id, seal)
         encoded = encode_seal(invocation_id, seal, {k: t for k, (t, _) in bases.items()})

@@ -31,14 +31,25 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sanctum.codex._serial import EncodedSeal, chain_digest, encode_seal, root_digest
+from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._sqlite_schema import open_codex_file
-from sanctum.codex._stored import assemble_texts, decode_refs, thaw_seal
+from sanctum.codex._stored import (
+    Bases,
+    Placement,
+    aether_column,
+    assemble_texts,
+    bases_from_refs,
+    decode_refs,
+    plan_values,
+    thaw_seal,
+    value_ids,
+)
 from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
 from sanctum.errors import SealError
 
@@ -54,8 +65,33 @@ WITH RECURSIVE chain(id) AS (
 )
 SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
 """
-_Bases = dict[str, tuple[str, int]]
 _CACHED_INVOCATIONS = 32
+_LATEST_ID = (
+    "(SELECT seal_id FROM sanctum_seals WHERE invocation_id = :inv ORDER BY seq DESC LIMIT 1)"
+)
+_INSERT_SEAL = (
+    f"INSERT INTO sanctum_seals (invocation_id, seq, {_SEAL_COLUMNS}, written) "
+    "SELECT :inv, coalesce((SELECT max(seq) FROM sanctum_seals WHERE invocation_id = :inv), 0)"
+    " + 1, :sid, :superstep, :ts, :frontier, :metadata, :aether, :written"
+)
+# The check and the insert are one statement: SQLite takes the write lock before it
+# reads, so no other process can slip a Seal in between.
+_INSERT_SEAL_CHECKED = f"{_INSERT_SEAL} WHERE {_LATEST_ID} IS :expected"
+_INSERT_SEAL_UNIQUE = (
+    f"{_INSERT_SEAL} WHERE NOT EXISTS (SELECT 1 FROM sanctum_seals "
+    "WHERE invocation_id = :inv AND seal_id = :sid)"
+)
+
+
+class _Duplicate(Exception):
+    """The history already holds the Seal's seal_id."""
+
+
+class _NoCheck:
+    """Marker: append without the optimistic check (plain ``put``)."""
+
+
+_NO_CHECK = _NoCheck()
 
 
 class SqliteCodex(Codex):
@@ -92,7 +128,7 @@ class SqliteCodex(Codex):
         self._busy_timeout = busy_timeout
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._latest: OrderedDict[str, tuple[str, _Bases]] = OrderedDict()
+        self._latest: OrderedDict[str, tuple[str, Bases]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"SqliteCodex({str(self.path)!r})"
@@ -111,9 +147,7 @@ class SqliteCodex(Codex):
     def _failed(self, exc: sqlite3.Error, doing: str, invocation_id: str | None) -> SealError:
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             fix = "Another process holds the write lock for too long; retry, or raise busy_timeout."
-        elif isinstance(exc, sqlite3.DatabaseError) and not isinstance(
-            exc, sqlite3.IntegrityError
-        ):
+        elif isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
             fix = "The file may be damaged: restore it from a backup, or point at another file."
         else:
             fix = "Check the file, its folder and the disk."
@@ -136,7 +170,7 @@ class SqliteCodex(Codex):
         db = self._conn()
         ids: set[int] = set()
         for row in rows:
-            ids.update(decode_refs(invocation_id, str(row[0]), self._location, row[5]).values())
+            ids.update(value_ids(decode_refs(invocation_id, str(row[0]), self._location, row[5])))
         texts = self._texts(db, ids)
         return [thaw_seal(invocation_id, self._location, row, texts) for row in rows]
 
@@ -196,10 +230,12 @@ class SqliteCodex(Codex):
                 rows = (
                     self._conn()
                     .execute(
-                        "SELECT i.invocation_id, i.seals, s.superstep, s.frontier, s.timestamp, "
+                        "SELECT i.invocation_id, s.seq, s.superstep, s.frontier, s.timestamp, "
                         "s.metadata, s.seal_id FROM sanctum_invocations AS i "
-                        "JOIN sanctum_seals AS s ON s.seq = i.latest_seq "
-                        "ORDER BY i.latest_seq DESC LIMIT ?",
+                        "JOIN sanctum_seals AS s ON s.invocation_id = i.invocation_id AND s.seq = "
+                        "(SELECT max(seq) FROM sanctum_seals "
+                        "WHERE invocation_id = i.invocation_id) "
+                        "ORDER BY s.written DESC LIMIT ?",
                         (max(limit, 0),),
                     )
                     .fetchall()
@@ -228,7 +264,7 @@ class SqliteCodex(Codex):
 
     # ------------------------------------------------------------------ writing
 
-    def _bases(self, invocation_id: str, seal: Seal) -> _Bases:
+    def _bases(self, invocation_id: str, seal: Seal) -> Bases:
         """Texts and value ids of the Seal this one probably continues from."""
         cached = self._latest.get(invocation_id)
         parent = seal.parent
@@ -245,12 +281,13 @@ class SqliteCodex(Codex):
             if row is None:
                 return cached[1] if cached is not None else {}
             refs = decode_refs(invocation_id, parent, self._location, row[0])
-            texts = self._texts(db, refs.values())
+            return bases_from_refs(refs, self._texts(db, value_ids(refs)))
         except (sqlite3.Error, SealError):
             return {}  # only a hint: the put itself reports real trouble
-        return {name: (texts[i], i) for name, i in refs.items() if i in texts}
 
-    def _store_value(self, db: sqlite3.Connection, digest: bytes, prev: int | None, body: str) -> int:
+    def _store_value(
+        self, db: sqlite3.Connection, digest: bytes, prev: int | None, body: str
+    ) -> int:
         row = db.execute(
             "INSERT INTO sanctum_values (digest, prev, body) VALUES (?, ?, ?) "
             "ON CONFLICT (digest) DO NOTHING RETURNING id",
@@ -260,71 +297,90 @@ class SqliteCodex(Codex):
             row = db.execute("SELECT id FROM sanctum_values WHERE digest = ?", (digest,)).fetchone()
         return int(row[0])
 
+    def _insert_seal(
+        self,
+        db: sqlite3.Connection,
+        invocation_id: str,
+        seal: Seal,
+        encoded: EncodedSeal,
+        aether: str,
+        expected: str | _NoCheck | None,
+    ) -> bool:
+        """Insert the Seal row; with ``expected``, only if the latest Seal still is it.
+
+        The check and the insert are one statement, so they share one write lock.
+        Returns False when the check failed (nothing inserted).
+        """
+        params: dict[str, Any] = {
+            "inv": invocation_id,
+            "sid": seal.seal_id,
+            "superstep": seal.superstep,
+            "ts": float(seal.timestamp),
+            "frontier": encoded.frontier,
+            "metadata": encoded.metadata,
+            "aether": aether,
+            "written": time.time_ns(),
+        }
+        if isinstance(expected, _NoCheck):
+            if db.execute(_INSERT_SEAL_UNIQUE, params).rowcount != 1:
+                raise _Duplicate
+            return True
+        if seal.seal_id == expected:
+            raise _Duplicate
+        cursor = db.execute(_INSERT_SEAL_CHECKED, {**params, "expected": expected})
+        return cursor.rowcount == 1
+
     def _append(
         self,
         db: sqlite3.Connection,
         invocation_id: str,
         seal: Seal,
         encoded: EncodedSeal,
-        bases: _Bases,
-    ) -> _Bases:
-        refs: dict[str, int] = {}
-        written: _Bases = {}
-        for name, value in encoded.values.items():
-            base = bases.get(name)
-            if base is not None and base[0] == value.text:
-                value_id = base[1]
-            elif base is not None and value.base is not None:
-                digest = chain_digest(base[1].to_bytes(8, "big"), value.suffix)
-                value_id = self._store_value(db, digest, base[1], value.suffix)
-            else:
-                value_id = self._store_value(db, root_digest(value.text), None, value.text)
-            refs[name] = value_id
-            written[name] = (value.text, value_id)
-        seq = db.execute(
-            f"INSERT INTO sanctum_seals (invocation_id, {_SEAL_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-            (
-                invocation_id,
-                seal.seal_id,
-                seal.superstep,
-                float(seal.timestamp),
-                encoded.frontier,
-                encoded.metadata,
-                json.dumps(refs, separators=(",", ":")),
-            ),
-        ).fetchone()[0]
-        db.execute(
-            "INSERT INTO sanctum_invocations (invocation_id, latest_seq, latest_seal_id, seals) "
-            "VALUES (?, ?, ?, 1) ON CONFLICT (invocation_id) DO UPDATE SET "
-            "latest_seq = excluded.latest_seq, latest_seal_id = excluded.latest_seal_id, "
-            "seals = seals + 1",
-            (invocation_id, seq, seal.seal_id),
-        )
-        return written
+        plan: builtins.list[Placement],
+        expected: str | _NoCheck | None,
+    ) -> dict[str, int] | None:
+        """Write value rows and the Seal row; None when the optimistic check failed.
 
-    def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
+        A Seal that adds no value row (the common case: small or unchanged values) is a
+        single autocommit statement; otherwise one ``BEGIN IMMEDIATE`` transaction.
+        """
+        ids = {p.conduit: p.value_id for p in plan if p.value_id is not None}
+        if all(p.digest is None for p in plan):
+            if self._insert_seal(
+                db, invocation_id, seal, encoded, aether_column(plan, ids), expected
+            ):
+                return ids
+            return None
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for place in plan:
+                if place.digest is not None:
+                    ids[place.conduit] = self._store_value(db, place.digest, place.prev, place.body)
+            if not self._insert_seal(
+                db, invocation_id, seal, encoded, aether_column(plan, ids), expected
+            ):
+                db.execute("ROLLBACK")
+                return None
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return ids
+
+    def _write(self, invocation_id: str, seal: Seal, expected: str | _NoCheck | None) -> None:
         with self._lock:
             bases = self._bases(invocation_id, seal)
             encoded = encode_seal(invocation_id, seal, {k: t for k, (t, _) in bases.items()})
+            plan = plan_values(encoded, bases)
             try:
                 db = self._conn()
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise self._failed(exc, "begin a write", invocation_id) from None
-            try:
-                if check:
-                    row = db.execute(
-                        "SELECT latest_seal_id FROM sanctum_invocations WHERE invocation_id = ?",
-                        (invocation_id,),
-                    ).fetchone()
+                ids = self._append(db, invocation_id, seal, encoded, plan, expected)
+                if ids is None:
+                    row = db.execute(f"SELECT {_LATEST_ID}", {"inv": invocation_id}).fetchone()
                     latest = row[0] if row is not None else None
-                    if latest != expected:
-                        raise concurrent_write(invocation_id, expected, latest)
-                written = self._append(db, invocation_id, seal, encoded, bases)
-                db.execute("COMMIT")
-            except sqlite3.IntegrityError:
-                db.execute("ROLLBACK")
+                    raise concurrent_write(invocation_id, expected, latest)  # type: ignore[arg-type]
+            except _Duplicate:
                 raise SealError(
                     f"invocation {invocation_id!r} already holds seal {seal.seal_id!r} in "
                     f"{self._location}; histories are append-only — write a new Seal with a "
@@ -334,13 +390,8 @@ class SqliteCodex(Codex):
                     location=self._location,
                 ) from None
             except sqlite3.Error as exc:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
                 raise self._failed(exc, "write a seal", invocation_id) from None
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+            written = {p.conduit: (p.text, ids.get(p.conduit)) for p in plan}
             self._latest[invocation_id] = (seal.seal_id, written)
             self._latest.move_to_end(invocation_id)
             while len(self._latest) > _CACHED_INVOCATIONS:
@@ -354,7 +405,7 @@ class SqliteCodex(Codex):
                 to JSON (naming the Sigil, key path and type), the history already holds
                 its seal_id, or the file cannot be written. Nothing is written then.
         """
-        self._write(invocation_id, seal, False, None)
+        self._write(invocation_id, seal, _NO_CHECK)
 
     async def put_next(
         self, invocation_id: str, seal: Seal, *, expected_latest: str | None
@@ -368,7 +419,7 @@ class SqliteCodex(Codex):
             SealError: If another writer appended first, or as for :meth:`put`;
                 nothing is written.
         """
-        self._write(invocation_id, seal, True, expected_latest)
+        self._write(invocation_id, seal, expected_latest)
 
     async def aclose(self) -> None:
         """Close the file; a later call reopens it. Idempotent."""
@@ -377,4 +428,3 @@ class SqliteCodex(Codex):
                 self._db.close()
                 self._db = None
             self._latest.clear()
-

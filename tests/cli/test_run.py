@@ -202,7 +202,7 @@ def test_run_interrupt_resume_done(tmp_path: Path) -> None:
         if "resume with: " in line
     )
     assert command.startswith("sanctum resume --invocation ")
-    args = command.split()[1:] + ["--update", "answered=true", "--update", "approved=true"]
+    args = [*command.split()[1:], "--update", "answered=true", "--update", "approved=true"]
     done = sanctum(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert 'status = "sent"' in done.stdout

@@ -48,7 +48,9 @@ DOCUMENT: dict[str, Any] = {
     ],
     "retries": [{"superstep": 1, "sigil": "agent", "attempt": 1, "cause": "TimeoutError()"}],
     "repairs": [{"superstep": 1, "sigil": "agent", "spell": "word_count", "detail": "fixed"}],
-    "rejections": [{"kind": "delta", "superstep": 1, "sigil": "agent", "ward": "W", "reason": "no"}],
+    "rejections": [
+        {"kind": "delta", "superstep": 1, "sigil": "agent", "ward": "W", "reason": "no"}
+    ],
     "seals": [{"superstep": 1, "seal_id": "s1", "interrupted": True}],
     "interrupt": {"sigil": "approve", "reason": "Send?", "seal_id": "s1", "superstep": 2},
     "failure": None,

@@ -57,7 +57,7 @@ def make_seal(
 
 RICH_AETHER: dict[str, Any] = {
     "messages": [
-        {"role": "user", "content": "héllo ✓ \u0000 😀 \ud800 lone \"quoted\" \\ back"},
+        {"role": "user", "content": 'héllo ✓ \u0000 😀 \ud800 lone "quoted" \\ back'},
         {"role": "assistant", "content": "", "calls": [{"name": "add", "args": {"a": 1}}]},
     ],
     "big": 2**80,
@@ -142,8 +142,10 @@ class CodexConformance:
         await codex.put("inv-a", a)
         await codex.put("inv-b", b)
         got_a, got_b = await codex.get("inv-a"), await codex.get("inv-b")
-        assert got_a is not None and got_a.aether == {"who": "a"}
-        assert got_b is not None and got_b.aether == {"who": "b"}
+        assert got_a is not None
+        assert got_a.aether == {"who": "a"}
+        assert got_b is not None
+        assert got_b.aether == {"who": "b"}
         assert [s.seal_id for s in await codex.list("inv-a")] == [a.seal_id]
         assert await codex.get_seal("inv-b", a.seal_id) is None
 
@@ -198,19 +200,23 @@ class CodexConformance:
 
     # ------------------------------------------------------------ growing lists
 
-    async def test_growing_and_shrinking_lists_round_trip(self, codex: Codex) -> None:
-        values: list[list[Any]] = [
+    @pytest.mark.parametrize("pad", [0, 400])
+    async def test_growing_and_shrinking_lists_round_trip(self, codex: Codex, pad: int) -> None:
+        p = "p" * pad  # small values may be stored inline, large ones as chained rows
+        values: list[Any] = [
             [],
-            [{"m": 0}],
-            [{"m": 0}, {"m": 1}],
-            [{"m": 0}, {"m": 1}, [2, "x"]],
-            [{"m": 0}],
-            [{"m": 0}, 10],
-            [{"m": 0}, 100],
-            [[{"m": 0}, 100]],
-            "not a list",
+            [{"m": 0, "p": p}],
+            [{"m": 0, "p": p}, {"m": 1}],
+            [{"m": 0, "p": p}, {"m": 1}, [2, "x"]],
+            [{"m": 0, "p": p}],
+            [{"m": 0, "p": p}, 10],
+            [{"m": 0, "p": p}, 100],
+            [[{"m": 0, "p": p}, 100]],
+            "not a list" + p,
             [1],
-            [1, 2, 3, 4],
+            [1, 2, 3, 4, p],
+            [1, 2, 3, 4, p, p],
+            [1, 2, 3, 4, p, p],
         ]
         prev: str | None = None
         seals = []
@@ -223,7 +229,8 @@ class CodexConformance:
         assert [s.aether["messages"] for s in history] == values
         for seal, value in zip(seals, values, strict=True):
             got = await codex.get_seal("inv", seal.seal_id)
-            assert got is not None and got.aether["messages"] == value
+            assert got is not None
+            assert got.aether["messages"] == value
 
     async def test_time_travel_branches_stay_independent(self, codex: Codex) -> None:
         base = [{"m": i} for i in range(3)]
@@ -378,13 +385,12 @@ class CodexConformance:
         good = make_seal(1, {"messages": [1, 2]})
         await codex.put("inv", good)
         with pytest.raises(SealError):
-            await codex.put(
-                "inv", make_seal(2, {"messages": [1, 2, {3}]}, parent=good.seal_id)
-            )
+            await codex.put("inv", make_seal(2, {"messages": [1, 2, {3}]}, parent=good.seal_id))
         after = make_seal(2, {"messages": [1, 2, 3]}, parent=good.seal_id)
         await codex.put_next("inv", after, expected_latest=good.seal_id)
         got = await codex.get("inv")
-        assert got is not None and got.aether == {"messages": [1, 2, 3]}
+        assert got is not None
+        assert got.aether == {"messages": [1, 2, 3]}
 
     # ------------------------------------------------------------ the index
 

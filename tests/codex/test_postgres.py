@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from sanctum.codex import Codex, SealError
 from sanctum.codex.postgres import PostgresCodex
 from tests.codex.conformance import CodexConformance, Reopen, make_seal
+from tests.codex.crash import kill_and_resume, partial_run, race
+from tests.codex.cycle_worker import expected_final
 from tests.codex.pg import drop_schema, fresh_schema, postgres_codex, postgres_url
 from tests.codex.pgwire import RefusingServer
 
@@ -108,7 +111,8 @@ async def test_wrong_password_is_never_printed() -> None:
         )
         with pytest.raises(SealError) as caught:
             await codex.get("inv")
-        assert server.passwords and server.passwords[0] == "s3cr3t-Pa55"
+        assert server.passwords
+        assert server.passwords[0] == "s3cr3t-Pa55"
         message = str(caught.value)
         assert f"127.0.0.1:{server.port}/ledger" in message
         assert "password" in message
@@ -129,3 +133,34 @@ def test_unparseable_conninfo_is_not_echoed() -> None:
 def test_schema_must_be_an_identifier() -> None:
     with pytest.raises(SealError, match="identifier"):
         PostgresCodex("postgresql://u@127.0.0.1/db", schema='x"; DROP TABLE y; --')
+
+
+# ---------------------------------------------------------------- crashes and races
+
+
+async def test_sigkill_at_random_supersteps_then_resume_gives_the_same_aether() -> None:
+    async with postgres_codex() as codex:
+        store = f"{postgres_url()}#{codex.schema}"
+        turns = 8
+        final, killed_after = kill_and_resume(store, "crashy", turns, kills=3, seed=99)
+        assert final == await expected_final(turns), f"killed after supersteps {killed_after}"
+        assert killed_after == sorted(set(killed_after)), killed_after
+        history = await codex.list("crashy")
+        assert [s.parent for s in history] == [None] + [s.seal_id for s in history[:-1]]
+        assert history[-1].aether == final
+
+
+async def test_two_processes_resuming_at_once_exactly_one_continues(tmp_path: Path) -> None:
+    async with postgres_codex() as codex:
+        store = f"{postgres_url()}#{codex.schema}"
+        turns = 5
+        assert partial_run(store, "contested", turns, seals=2) == 2
+        results = race(store, "contested", turns, tmp_path / "go")
+        assert sorted(code for code, _, _ in results) == [0, 3], results
+        loser = next(out for code, out, _ in results if code == 3)
+        assert "SEALERROR" in loser
+        assert "contested" in loser
+        history = await codex.list("contested")
+        assert [s.parent for s in history] == [None] + [s.seal_id for s in history[:-1]]
+        assert [s.superstep for s in history] == list(range(1, turns * 3 + 1))
+        assert history[-1].aether == await expected_final(turns)

@@ -11,6 +11,8 @@ import pytest
 from sanctum.codex import Codex, SealError, SqliteCodex
 from sanctum.codex._sqlite_schema import MIGRATIONS
 from tests.codex.conformance import CodexConformance, Reopen, make_seal
+from tests.codex.crash import kill_and_resume, partial_run, race
+from tests.codex.cycle_worker import expected_final
 
 
 @pytest.fixture
@@ -171,3 +173,49 @@ async def test_missing_folder_names_the_path(tmp_path: Path) -> None:
 def test_synchronous_must_be_known(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="synchronous"):
         SqliteCodex(tmp_path / "x.db", synchronous="OFF")
+
+
+# ---------------------------------------------------------------- crashes and races
+
+
+async def test_sigkill_at_random_supersteps_then_resume_gives_the_same_aether(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "crash.db"
+    turns = 10
+    final, killed_after = kill_and_resume(str(path), "crashy", turns, kills=4, seed=20240611)
+    assert final == await expected_final(turns), f"killed after supersteps {killed_after}"
+    # Every kill struck mid-run, each after more progress than the one before.
+    assert killed_after == sorted(set(killed_after)), killed_after
+    assert killed_after[0] > 0, killed_after
+    assert killed_after[-1] < turns * 3, killed_after
+    codex = SqliteCodex(path)
+    history = await codex.list("crashy")
+    # One unbroken chain: every Seal continues from the one written before it.
+    assert [s.parent for s in history] == [None] + [s.seal_id for s in history[:-1]]
+    assert history[-1].frontier == ()
+    assert history[-1].aether == final
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+    await codex.aclose()
+
+
+async def test_two_processes_resuming_at_once_exactly_one_continues(tmp_path: Path) -> None:
+    path = tmp_path / "race.db"
+    turns = 6
+    assert partial_run(str(path), "contested", turns, seals=2) == 2
+    results = race(str(path), "contested", turns, tmp_path / "go")
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 3], results
+    loser = next(out for code, out, _ in results if code == 3)
+    assert "SEALERROR" in loser
+    assert "contested" in loser
+    assert "another" in loser
+    codex = SqliteCodex(path)
+    history = await codex.list("contested")
+    # The history never forks: one chain, the winner's Seals after the seeded two.
+    assert [s.parent for s in history] == [None] + [s.seal_id for s in history[:-1]]
+    assert [s.superstep for s in history] == list(range(1, turns * 3 + 1))
+    assert history[-1].aether == await expected_final(turns)
+    await codex.aclose()

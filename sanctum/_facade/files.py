@@ -1,0 +1,163 @@
+"""Trace files and ritual test files: load, render, run, report as JUnit XML."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sanctum.errors import SanctumError
+
+if TYPE_CHECKING:
+    from sanctum.spec import TestResult
+
+__all__ = [
+    "TraceFileError",
+    "find_test_files",
+    "junit_xml",
+    "load_trace",
+    "render_trace_file",
+    "run_tests",
+]
+
+
+class TraceFileError(SanctumError, ValueError):
+    """A file given as a trace is not a sanctum trace (``path`` names it)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def load_trace(path: str | Path) -> dict[str, Any]:
+    """Read a ``.sanctum-trace.json`` file written by ``sanctum run --trace``.
+
+    Returns:
+        The trace document (format in :mod:`sanctum.tracing.document`).
+
+    Raises:
+        FileNotFoundError: If the file does not exist.
+        TraceFileError: If it is not a sanctum trace of a supported version.
+    """
+    from sanctum.tracing.render import load_trace as read
+
+    try:
+        return read(path)
+    except FileNotFoundError:
+        raise
+    except ValueError as exc:
+        raise TraceFileError(str(exc), path=str(path)) from exc
+
+
+def render_trace_file(path: str | Path, output: str | Path | None = None) -> Path:
+    """Render a trace file as one self-contained HTML page.
+
+    Args:
+        path: The ``.sanctum-trace.json`` file.
+        output: Where to write (default: ``path`` with an ``.html`` suffix).
+
+    Returns:
+        The written HTML file's path.
+
+    Raises:
+        FileNotFoundError: If the trace does not exist.
+        TraceFileError: If it is not a sanctum trace.
+        OSError: If the page cannot be written.
+    """
+    from sanctum.tracing import render_trace
+
+    try:
+        return render_trace(path, output)
+    except FileNotFoundError:
+        raise
+    except ValueError as exc:
+        raise TraceFileError(str(exc), path=str(path)) from exc
+
+
+# --------------------------------------------------------------------------- ritual tests
+
+
+def find_test_files(paths: Sequence[str | Path]) -> builtins.list[Path]:
+    """The ``NAME.test.yaml`` files the paths name.
+
+    A test file stands for itself, a ritual file for its sibling ``NAME.test.yaml``,
+    a folder for every test file below it (sorted).
+
+    Raises:
+        FileNotFoundError: If a path does not exist, or a ritual has no test file.
+    """
+    found: builtins.list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.test.yaml")))
+        elif path.name.endswith(".test.yaml"):
+            if not path.is_file():
+                raise FileNotFoundError(2, "no such test file", str(path))
+            found.append(path)
+        elif path.is_file():
+            sibling = path.with_name(path.name.rsplit(".", 1)[0] + ".test.yaml")
+            if not sibling.is_file():
+                raise FileNotFoundError(
+                    2, f"no test cases for {path} (write them in {sibling.name})", str(sibling)
+                )
+            found.append(sibling)
+        else:
+            raise FileNotFoundError(2, "no such file or folder", str(path))
+    unique: builtins.list[Path] = []
+    for path in found:
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
+    """Run the ritual test cases the paths name (see :func:`find_test_files`).
+
+    Returns:
+        One ``sanctum.spec.TestResult`` per case, in file and case order.
+    """
+    from sanctum.spec import run_ritual_tests
+
+    results: builtins.list[TestResult] = []
+    for file in find_test_files(paths):
+        results.extend(run_ritual_tests(file))
+    return results
+
+
+def junit_xml(results: Sequence[TestResult]) -> str:
+    """The results as a JUnit XML report (one testsuite per test file)."""
+    from xml.etree import ElementTree as ET
+
+    root = ET.Element("testsuites", name="sanctum")
+    suites: dict[str, ET.Element] = {}
+    for result in results:
+        suite = suites.get(result.file)
+        if suite is None:
+            suite = ET.SubElement(root, "testsuite", name=result.file)
+            suites[result.file] = suite
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=Path(result.file).name.removesuffix(".yaml").replace(".", "_"),
+            name=result.name,
+            time=f"{result.duration:.3f}",
+        )
+        if not result.passed:
+            failure = ET.SubElement(case, "failure", message=result.message, type=result.status)
+            failure.text = result.message
+    for element in [root, *suites.values()]:
+        cases = element.iter("testcase")
+        total = failed = 0
+        seconds = 0.0
+        for case in cases:
+            total += 1
+            failed += case.find("failure") is not None
+            seconds += float(case.get("time", "0"))
+        element.set("tests", str(total))
+        element.set("failures", str(failed))
+        element.set("errors", "0")
+        element.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

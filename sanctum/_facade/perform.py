@@ -1,0 +1,438 @@
+"""Performing a ritual file: :func:`run`, :func:`resume` and the :class:`Performance`."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sanctum._facade.inputs import RitualInputError, check_inputs
+from sanctum._facade.results import RunResult, RunStatus, resume_command, ritual_digest
+from sanctum._facade.stores import DEFAULT_CODEX_PATH, _describe_codex, open_codex
+from sanctum.errors import Interrupt, SanctumError, SealError
+
+if TYPE_CHECKING:
+    from sanctum.codex.base import Codex, Seal
+    from sanctum.omens.events import Omen
+    from sanctum.oracle.base import Oracle
+    from sanctum.ritual import Rite
+    from sanctum.spec import RitualSpec
+
+__all__ = ["Performance", "resume", "run"]
+
+
+Prepare = Callable[["Performance"], Awaitable[tuple["Rite", dict[str, Any]]]]
+
+
+class Performance:
+    """A ritual being performed: iterate for its Omens, then read :attr:`result`.
+
+    Setup problems (a missing or malformed ritual file, bad inputs, an unknown
+    invocation, a ritual changed since its run) raise from the first step of the
+    iteration, before any Omen. A failure of the ritual itself does not raise: the
+    iteration ends and :attr:`result` has ``status == "failed"``. An interrupt ends it
+    with ``status == "paused"``. Ctrl-C (``KeyboardInterrupt``/cancellation) stops the
+    invocation; the Seals already written keep it resumable.
+    """
+
+    def __init__(
+        self,
+        prepare: Prepare,
+        *,
+        invocation_id: str,
+        codex: Codex | str | None,
+        modes: Sequence[str],
+        trace_path: str | Path | None,
+    ) -> None:
+        self._prepare = prepare
+        self.invocation_id = invocation_id
+        """The Invocation's id (known before the first Omen)."""
+        self._codex_arg = codex
+        self._store: Codex | None = None
+        self._owned = False
+        self.codex_url: str | None = None
+        """The Codex URL a resume must name (None: the default store, or a Codex object)."""
+        self.modes: tuple[str, ...] = tuple(modes)
+        self.trace_path = Path(trace_path) if trace_path is not None else None
+        self.ritual_path: Path | None = None
+        """The ritual file's path, once known."""
+        self.result: RunResult | None = None
+        """How the performance ended; None until the iteration finishes."""
+        self._started = False
+
+    def __aiter__(self) -> AsyncIterator[Omen]:
+        if self._started:
+            raise RuntimeError("a Performance can be iterated only once")
+        self._started = True
+        return self._perform()
+
+    async def wait(self) -> RunResult:
+        """Perform to the end, discarding the Omens, and return the result."""
+        async for _ in self:
+            pass
+        assert self.result is not None
+        return self.result
+
+    def open_store(self, fallback: str | None = None) -> Codex:
+        """The Codex of this performance, opened on first use.
+
+        The URL given to :func:`run`/:func:`resume` wins, then ``fallback`` (the ritual
+        file's ``codex:``), then the default ``.sanctum/codex.db``.
+        """
+        from sanctum.codex.base import Codex
+
+        if self._store is not None:
+            return self._store
+        if isinstance(self._codex_arg, Codex):
+            self._store = self._codex_arg
+            return self._store
+        url = self._codex_arg or fallback
+        self._store = open_codex(url)
+        self._owned = True
+        if url and not _is_default_store(self._store):
+            self.codex_url = url
+        return self._store
+
+    async def _perform(self) -> AsyncIterator[Omen]:
+        from sanctum.omens import resolve_modes
+        from sanctum.omens.events import RiteManifested, SuperstepCompleted
+
+        wanted = resolve_modes(self.modes) if self.modes else frozenset()
+        try:
+            rite, call = await self._prepare(self)
+            codex = self.open_store()
+            recorder = None
+            if self.trace_path is not None:
+                from sanctum.tracing import TraceRecorder
+
+                recorder = TraceRecorder(self.trace_path)
+                rite = rite.with_options(wards=(*rite.wards, recorder))
+            final: Mapping[str, Any] | None = None
+            last_aether: Mapping[str, Any] = {}
+            ending: BaseException | None = None
+            try:
+                stream = rite.astream(
+                    **call, invocation_id=self.invocation_id, mode={*self.modes, "omens", "values"}
+                )
+                async for omen in stream:
+                    if isinstance(omen, RiteManifested):
+                        final = omen.aether
+                    elif isinstance(omen, SuperstepCompleted):
+                        last_aether = omen.aether
+                    if type(omen) in wanted:
+                        yield omen
+            except Interrupt as pause:
+                ending = pause
+                seal = None
+                if pause.seal_id:
+                    seal = await codex.get_seal(self.invocation_id, pause.seal_id)
+                if seal is None:
+                    seal = await codex.get(self.invocation_id)
+                self.result = self._result(
+                    "paused",
+                    dict(seal.aether) if seal is not None else dict(last_aether),
+                    reason=pause.reason,
+                    sigil=pause.sigil,
+                    seal_id=pause.seal_id or (seal.seal_id if seal else None),
+                )
+                return
+            except SanctumError as failure:
+                ending = failure
+                snapshot = getattr(failure, "aether", None)
+                if not snapshot:
+                    latest = await codex.get(self.invocation_id)
+                    snapshot = latest.aether if latest is not None else last_aether
+                self.result = self._result(
+                    "failed",
+                    dict(snapshot),
+                    error=_failure_message(failure),
+                    error_type=type(failure).__name__,
+                )
+                return
+            except BaseException as stopped:
+                ending = stopped
+                raise
+            finally:
+                if recorder is not None and final is None:
+                    _flush_trace(recorder, ending)
+            self.result = self._result("done", dict(final if final is not None else last_aether))
+        finally:
+            if self._owned and self._store is not None:
+                await self._store.aclose()
+
+    def _result(self, status: RunStatus, aether: dict[str, Any], **extra: Any) -> RunResult:
+        return RunResult(
+            status=status,
+            invocation_id=self.invocation_id,
+            aether=aether,
+            ritual=str(self.ritual_path) if self.ritual_path else None,
+            codex_url=self.codex_url,
+            **extra,
+        )
+
+
+def _is_default_store(store: Codex) -> bool:
+    """Whether ``store`` is the embedded default ``.sanctum/codex.db`` of the working dir."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, Path):
+        return False
+    return path.resolve() == (Path.cwd() / DEFAULT_CODEX_PATH).resolve()
+
+
+def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
+    """Write the trace of an invocation that paused, failed or was stopped."""
+    import warnings
+
+    try:
+        recorder.flush(ending)
+    except (OSError, TypeError, ValueError) as exc:
+        warnings.warn(f"could not write the trace: {exc}", RuntimeWarning, stacklevel=2)
+
+
+def _failure_message(failure: BaseException) -> str:
+    """The failure and its cause, e.g. ``sigil 'x' failed: ... (caused by ...)``."""
+    message = str(failure) or type(failure).__name__
+    cause = failure.__cause__
+    if cause is not None and str(cause) and str(cause) not in message:
+        message += f" (caused by {type(cause).__name__}: {cause})"
+    return message
+
+
+def _ritual_metadata(path: Path) -> dict[str, Any]:
+    return {"ritual": {"path": str(path), "sha256": ritual_digest(path)}}
+
+
+def _compile(
+    spec: RitualSpec, path: Path, codex: Codex, overrides: Mapping[str, Any] | None
+) -> Rite:
+    from sanctum.spec import compile_ritual
+
+    oracles = _override_oracles(spec, path, overrides) if overrides else None
+    return compile_ritual(spec, codex=codex, oracles=oracles)
+
+
+_PROVIDERS = ("ollama", "openai", "llamacpp", "scripted")
+
+
+def _override_oracles(
+    spec: RitualSpec, path: Path, overrides: Mapping[str, Any]
+) -> dict[str, Oracle]:
+    """Build the Oracles ``--oracle NAME=provider:model`` asks for."""
+    import difflib
+
+    from sanctum.spec import models
+    from sanctum.spec.resolve import build_oracle
+
+    classes: dict[str, Any] = {
+        "ollama": models.OllamaOracleSpec,
+        "openai": models.OpenAIOracleSpec,
+        "llamacpp": models.LlamaCppOracleSpec,
+        "scripted": models.ScriptedOracleSpec,
+    }
+    built: dict[str, Oracle] = {}
+    for name, wanted in overrides.items():
+        base = spec.oracles.get(name)
+        if base is None:
+            close = difflib.get_close_matches(name, list(spec.oracles), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(spec.oracles)) or "none"
+            raise RitualInputError(
+                f"--oracle {name}: the ritual declares no oracle {name!r}{hint} "
+                f"(its oracles: {known})",
+                name=name,
+                source="--oracle",
+            )
+        provider = wanted["provider"]
+        if provider not in classes:
+            raise RitualInputError(
+                f"--oracle {name}: unknown provider {provider!r}; choose from "
+                f"{', '.join(_PROVIDERS)}",
+                name=name,
+                source="--oracle",
+            )
+        data: dict[str, Any] = {"provider": provider, "model": wanted["model"]}
+        if base.provider == provider:
+            data = {**base.model_dump(exclude_unset=True), **data}
+        if wanted.get("base_url"):
+            data["base_url"] = wanted["base_url"]
+        try:
+            oracle_spec = classes[provider].model_validate(data)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            errors = getattr(exc, "errors", None)
+            problems = (
+                "; ".join(
+                    f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}"
+                    for err in errors()
+                )
+                if callable(errors)
+                else str(exc)
+            )
+            raise RitualInputError(
+                f"--oracle {name}={provider}:{wanted['model']}: {problems} (an openai "
+                "endpoint needs its address: --oracle NAME=openai:MODEL@http://host:port/v1)",
+                name=name,
+                source="--oracle",
+            ) from None
+        built[name] = build_oracle(oracle_spec, path.resolve().parent)
+    return built
+
+
+def run(
+    ritual: str | Path,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    codex: Codex | str | None = None,
+    invocation_id: str | None = None,
+    trace_path: str | Path | None = None,
+    modes: Sequence[str] = ("updates",),
+    oracles: Mapping[str, Any] | None = None,
+) -> Performance:
+    """Perform a ritual file from the start.
+
+    Args:
+        ritual: Path to the ritual file (YAML).
+        inputs: Values for the ritual's declared inputs (checked, defaults filled in).
+        codex: A Codex, a Codex URL (see :func:`open_codex`) or None: the ritual file's
+            ``codex:`` if it names one, else the default ``.sanctum/codex.db``. A Codex
+            passed in is not closed afterwards.
+        invocation_id: The Invocation's id; a fresh uuid4 hex when omitted.
+        trace_path: Where to write a trace (a TraceRecorder is attached).
+        modes: Stream modes whose Omens the iteration yields (``updates``, ``values``,
+            ``omens``, ``tokens``); empty yields none.
+        oracles: Oracle overrides by name, from :func:`parse_oracle_overrides`.
+
+    Returns:
+        A :class:`Performance` to iterate.
+    """
+    path = Path(ritual)
+    resolved = path.resolve()
+    given = dict(inputs or {})
+
+    async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
+        from sanctum.spec import load_ritual
+
+        spec = load_ritual(path)
+        checked = check_inputs(spec, given)
+        performance.ritual_path = resolved
+        store = performance.open_store(spec.codex)
+        existing = await store.get(performance.invocation_id)
+        if existing is not None:
+            raise SealError(
+                f"invocation {performance.invocation_id!r} already exists in the codex; "
+                f"continue it with `{resume_command(performance.invocation_id)}` or choose "
+                "another --invocation",
+                invocation_id=performance.invocation_id,
+            )
+        rite = _compile(spec, path, store, oracles)
+        return rite, {"input": checked, "metadata": _ritual_metadata(resolved)}
+
+    return Performance(
+        prepare,
+        invocation_id=invocation_id or uuid.uuid4().hex,
+        codex=codex,
+        modes=modes,
+        trace_path=trace_path,
+    )
+
+
+def resume(
+    invocation_id: str,
+    *,
+    updates: Mapping[str, Any] | None = None,
+    seal_id: str | None = None,
+    force: bool = False,
+    codex: Codex | str | None = None,
+    trace_path: str | Path | None = None,
+    modes: Sequence[str] = ("updates",),
+    oracles: Mapping[str, Any] | None = None,
+) -> Performance:
+    """Continue an invocation from its latest Seal (or from ``seal_id``).
+
+    The ritual file is found through the Seal's metadata (its path and content hash,
+    recorded at :func:`run`).
+
+    Args:
+        invocation_id: The Invocation to continue.
+        updates: Values merged into the restored Aether first (answers to an
+            interrupt's question).
+        seal_id: A historic Seal to continue from instead of the latest (time-travel).
+        force: Continue even when the ritual file changed since the run.
+        codex: A Codex, a Codex URL or None for the default ``.sanctum/codex.db``.
+        trace_path: Where to write a trace of the resumed part.
+        modes: Stream modes whose Omens the iteration yields.
+        oracles: Oracle overrides by name.
+
+    Returns:
+        A :class:`Performance` to iterate.
+
+    Raises:
+        SealError: (from the iteration) If the invocation or the Seal is unknown, or
+            the ritual file is missing or changed (without ``force``).
+    """
+
+    async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
+        from sanctum.spec import load_ritual
+
+        store = performance.open_store()
+        if seal_id is not None:
+            seal = await store.get_seal(invocation_id, seal_id)
+            if seal is None:
+                raise SealError(
+                    f"invocation {invocation_id!r} has no seal {seal_id!r}; list its seals "
+                    f"with `sanctum seals --invocation {invocation_id}`",
+                    invocation_id=invocation_id,
+                    seal_id=seal_id,
+                )
+        else:
+            seal = await store.get(invocation_id)
+            if seal is None:
+                raise SealError(
+                    f"unknown invocation {invocation_id!r} in the codex "
+                    f"{_describe_codex(performance.codex_url)}; list them with "
+                    "`sanctum invocations`",
+                    invocation_id=invocation_id,
+                )
+        path = _ritual_from_seal(seal, invocation_id, force=force)
+        performance.ritual_path = path
+        spec = load_ritual(path)
+        rite = _compile(spec, path, store, oracles)
+        call: dict[str, Any] = {"metadata": _ritual_metadata(path)}
+        if updates:
+            call["updates"] = dict(updates)
+        if seal_id is not None:
+            call["seal_id"] = seal_id
+        return rite, call
+
+    return Performance(
+        prepare, invocation_id=invocation_id, codex=codex, modes=modes, trace_path=trace_path
+    )
+
+
+def _ritual_from_seal(seal: Seal, invocation_id: str, *, force: bool) -> Path:
+    """The ritual file recorded in a Seal, checked against its recorded hash."""
+    record = seal.metadata.get("ritual")
+    if not isinstance(record, Mapping) or not isinstance(record.get("path"), str):
+        raise SealError(
+            f"invocation {invocation_id!r} was not started from a ritual file (its seals "
+            "record no ritual path), so the command line cannot resume it; resume it from "
+            "Python with rite.ainvoke(invocation_id=...)",
+            invocation_id=invocation_id,
+        )
+    path = Path(record["path"])
+    if not path.is_file():
+        raise SealError(
+            f"invocation {invocation_id!r} ran the ritual {path}, which no longer exists; "
+            "restore the file to resume",
+            invocation_id=invocation_id,
+            location=str(path),
+        )
+    recorded = record.get("sha256")
+    if recorded and not force and ritual_digest(path) != recorded:
+        raise SealError(
+            f"the ritual {path} changed since invocation {invocation_id!r} ran it; resuming "
+            "may misbehave. Restore the file, or pass --force to resume with the new version",
+            invocation_id=invocation_id,
+            location=str(path),
+        )
+    return path

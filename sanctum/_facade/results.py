@@ -1,0 +1,96 @@
+"""How a performance ended, and Omens as plain data."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from sanctum.omens.events import Omen
+
+__all__ = ["RunResult", "RunStatus", "omen_to_dict", "resume_command", "ritual_digest"]
+
+
+RunStatus = Literal["done", "paused", "failed"]
+
+
+def ritual_digest(path: str | Path) -> str:
+    """The ritual file's content hash: ``"sha256:"`` plus 64 hex digits.
+
+    Raises:
+        OSError: If the file cannot be read.
+    """
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def resume_command(invocation_id: str, codex_url: str | None = None) -> str:
+    """The exact ``sanctum resume`` command that continues ``invocation_id``."""
+    command = f"sanctum resume --invocation {invocation_id}"
+    if codex_url:
+        command += f" --codex {codex_url}"
+    return command
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a performance ended.
+
+    ``status`` is ``"done"`` (END reached), ``"paused"`` (an interrupt; resume it) or
+    ``"failed"``; ``aether`` the final Aether (state dict) — for a pause, the Aether of
+    the pause's Seal; for a failure, the last known one. ``reason`` and ``sigil`` say
+    why and where a pause happened; ``seal_id`` the Seal to resume from; ``error`` and
+    ``error_type`` describe a failure; ``ritual`` is the ritual file's path.
+    """
+
+    status: RunStatus
+    invocation_id: str
+    aether: Mapping[str, Any]
+    ritual: str | None = None
+    reason: str | None = None
+    sigil: str | None = None
+    seal_id: str | None = None
+    error: str | None = None
+    error_type: str | None = None
+    codex_url: str | None = None
+
+    @property
+    def resume_command(self) -> str:
+        """The exact ``sanctum resume`` command that continues this invocation."""
+        return resume_command(self.invocation_id, self.codex_url)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-ready data (``{"kind": "result", ...}``)."""
+        data: dict[str, Any] = {"kind": "result"}
+        data.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        data["aether"] = dict(self.aether)
+        if self.status == "paused":
+            data["resume"] = self.resume_command
+        return data
+
+
+def omen_to_dict(omen: Omen) -> dict[str, Any]:
+    """An Omen as plain JSON-ready data: ``{"kind": "omen", "type": ClassName, ...}``.
+
+    Mappings become dicts and tuples lists; an echoed inner Omen (CircleEchoed) is
+    converted recursively. Values JSON cannot carry are left for the caller's encoder.
+    """
+    data: dict[str, Any] = {"kind": "omen", "type": type(omen).__name__}
+    for f in dataclasses.fields(omen):
+        data[f.name] = _plain(getattr(omen, f.name))
+    return data
+
+
+def _plain(value: Any) -> Any:
+    from sanctum.omens.events import Omen
+
+    if isinstance(value, Omen):
+        return omen_to_dict(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

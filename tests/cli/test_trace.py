@@ -1,0 +1,74 @@
+"""``sanctum trace show`` and ``render`` on a trace recorded by a real run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cli.helpers import APPROVE, invoke, write_ritual
+
+
+def _recorded(tmp_path: Path) -> Path:
+    ritual = write_ritual(tmp_path, "approve.yaml", APPROVE)
+    paused = invoke(
+        ["run", str(ritual), "-i", "name=Ada", "--invocation", "t1", "--trace", "t.json"],
+        tmp_path,
+    )
+    assert paused.exit_code == 3
+    return tmp_path / "t.json"
+
+
+def _freeze(value: Any) -> Any:
+    """Fix every time and seal id in a trace so its drawing is deterministic."""
+    if isinstance(value, dict):
+        frozen = {}
+        for key, item in value.items():
+            if key in ("duration", "started_at", "ended_at", "timestamp") and item is not None:
+                frozen[key] = 0.0125 if key == "duration" else 1.0
+            elif key == "seal_id" and item is not None:
+                frozen[key] = "SEAL"
+            else:
+                frozen[key] = _freeze(item)
+        return frozen
+    if isinstance(value, list):
+        return [_freeze(item) for item in value]
+    return value
+
+
+def test_show_golden(tmp_path: Path) -> None:
+    trace = _recorded(tmp_path)
+    frozen = _freeze(json.loads(trace.read_text(encoding="utf-8")))
+    trace.write_text(json.dumps(frozen), encoding="utf-8")
+    result = invoke(["trace", "show", str(trace)], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        "trace t1  interrupted  12.5ms\n"
+        "├── superstep 1  greet  12.5ms\n"
+        "│   └── ✓ greet  completed  12.5ms  → greeting\n"
+        "├── superstep 2  approve  —\n"  # the interrupted superstep never finished
+        "│   └── ⏸ approve  interrupted  —\n"
+        "├── seals [2]\n"
+        "│   ├── SEAL  superstep 1\n"
+        "│   └── SEAL  superstep 1  (interrupt)\n"
+        "└── ⏸ interrupt at approve: Send hello Ada?\n"
+    )
+
+
+def test_render_writes_html(tmp_path: Path) -> None:
+    trace = _recorded(tmp_path)
+    result = invoke(["trace", "render", str(trace), "-o", "out/t.html"], tmp_path)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "out" / "t.html").read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html")
+    assert "t1" in page
+
+
+def test_not_a_trace(tmp_path: Path) -> None:
+    (tmp_path / "x.json").write_text("[]", encoding="utf-8")
+    result = invoke(["trace", "show", "x.json"], tmp_path)
+    assert result.exit_code == 2
+    assert "not a sanctum trace" in result.stderr
+    missing = invoke(["trace", "render", "nope.json"], tmp_path)
+    assert missing.exit_code == 2
+    assert "no such file: nope.json" in missing.stderr
