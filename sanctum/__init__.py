@@ -4,51 +4,72 @@ Draw a :class:`Ritual` (graph builder), bind Sigils (nodes) and edges, ``compile
 it into a :class:`Rite` (compiled graph) and perform it: BSP supersteps, reducers on
 the Aether (state dict), Seals (checkpoints) in a Codex (checkpoint store), interrupts,
 streaming Omens (events) and Wards (middleware). Everything re-exported here imports
-only the standard library.
+only the standard library, and only when first used (PEP 562): ``import sanctum``
+itself stays cheap for the command line.
 """
 
+from __future__ import annotations
+
+import importlib
+import typing
+
 from sanctum.__about__ import __version__
-from sanctum.aether import Aether, AetherSchema, Conduit
-from sanctum.codex.base import Codex, Seal
-from sanctum.errors import (
-    AetherValidationError,
-    DeltaTypeError,
-    Interrupt,
-    OracleConnectionError,
-    OracleError,
-    OracleOutputError,
-    OracleResponseError,
-    OracleTimeoutError,
-    RecursionLimitError,
-    RitualFileError,
-    RitualValidationError,
-    RouteError,
-    SanctumError,
-    SealError,
-    SigilExecutionError,
-    SigilJoinError,
-    SigilTimeoutError,
-    SpellCallParseError,
-    SpellError,
-    SpellExecutionError,
-    SpellManifestError,
-    StreamModeError,
-    WardRejection,
-)
-from sanctum.ritual import (
-    DEFAULT_RECURSION_LIMIT,
-    END,
-    START,
-    BackoffFn,
-    Rite,
-    Ritual,
-    SigilPolicy,
-    circle,
-    exponential_backoff,
-    interrupt,
-    scatter,
-)
-from sanctum.wards.base import Ward
+
+if typing.TYPE_CHECKING:
+    from sanctum.aether import (
+        Aether,
+        AetherSchema,
+        Conduit,
+    )
+    from sanctum.codex.base import (
+        Codex,
+        Seal,
+    )
+    from sanctum.errors import (
+        AetherValidationError,
+        DeltaTypeError,
+        ExpressionError,
+        FileProblem,
+        Interrupt,
+        OracleConnectionError,
+        OracleError,
+        OracleOutputError,
+        OracleResponseError,
+        OracleTimeoutError,
+        RecursionLimitError,
+        RitualFileError,
+        RitualInputError,
+        RitualValidationError,
+        RouteError,
+        SanctumError,
+        SealError,
+        SigilExecutionError,
+        SigilJoinError,
+        SigilTimeoutError,
+        SpellCallParseError,
+        SpellError,
+        SpellExecutionError,
+        SpellManifestError,
+        StreamModeError,
+        TraceFileError,
+        WardRejection,
+    )
+    from sanctum.ritual import (
+        DEFAULT_RECURSION_LIMIT,
+        END,
+        START,
+        BackoffFn,
+        Rite,
+        Ritual,
+        SigilPolicy,
+        circle,
+        exponential_backoff,
+        interrupt,
+        scatter,
+    )
+    from sanctum.wards.base import (
+        Ward,
+    )
 
 __all__ = [
     "DEFAULT_RECURSION_LIMIT",
@@ -61,6 +82,8 @@ __all__ = [
     "Codex",
     "Conduit",
     "DeltaTypeError",
+    "ExpressionError",
+    "FileProblem",
     "Interrupt",
     "OracleConnectionError",
     "OracleError",
@@ -71,6 +94,7 @@ __all__ = [
     "Rite",
     "Ritual",
     "RitualFileError",
+    "RitualInputError",
     "RitualValidationError",
     "RouteError",
     "SanctumError",
@@ -85,6 +109,7 @@ __all__ = [
     "SpellExecutionError",
     "SpellManifestError",
     "StreamModeError",
+    "TraceFileError",
     "Ward",
     "WardRejection",
     "__version__",
@@ -93,3 +118,64 @@ __all__ = [
     "interrupt",
     "scatter",
 ]
+
+_EXPORTS: dict[str, str] = {
+    "Aether": "sanctum.aether",
+    "AetherSchema": "sanctum.aether",
+    "AetherValidationError": "sanctum.errors",
+    "BackoffFn": "sanctum.ritual",
+    "Codex": "sanctum.codex.base",
+    "Conduit": "sanctum.aether",
+    "DEFAULT_RECURSION_LIMIT": "sanctum.ritual",
+    "DeltaTypeError": "sanctum.errors",
+    "END": "sanctum.ritual",
+    "ExpressionError": "sanctum.errors",
+    "FileProblem": "sanctum.errors",
+    "Interrupt": "sanctum.errors",
+    "OracleConnectionError": "sanctum.errors",
+    "OracleError": "sanctum.errors",
+    "OracleOutputError": "sanctum.errors",
+    "OracleResponseError": "sanctum.errors",
+    "OracleTimeoutError": "sanctum.errors",
+    "RecursionLimitError": "sanctum.errors",
+    "Rite": "sanctum.ritual",
+    "Ritual": "sanctum.ritual",
+    "RitualFileError": "sanctum.errors",
+    "RitualInputError": "sanctum.errors",
+    "RitualValidationError": "sanctum.errors",
+    "RouteError": "sanctum.errors",
+    "START": "sanctum.ritual",
+    "SanctumError": "sanctum.errors",
+    "Seal": "sanctum.codex.base",
+    "SealError": "sanctum.errors",
+    "SigilExecutionError": "sanctum.errors",
+    "SigilJoinError": "sanctum.errors",
+    "SigilPolicy": "sanctum.ritual",
+    "SigilTimeoutError": "sanctum.errors",
+    "SpellCallParseError": "sanctum.errors",
+    "SpellError": "sanctum.errors",
+    "SpellExecutionError": "sanctum.errors",
+    "SpellManifestError": "sanctum.errors",
+    "StreamModeError": "sanctum.errors",
+    "TraceFileError": "sanctum.errors",
+    "Ward": "sanctum.wards.base",
+    "WardRejection": "sanctum.errors",
+    "circle": "sanctum.ritual",
+    "exponential_backoff": "sanctum.ritual",
+    "interrupt": "sanctum.ritual",
+    "scatter": "sanctum.ritual",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Import a public name on first use (PEP 562) and cache it in the module."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sanctum' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

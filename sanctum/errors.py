@@ -30,9 +30,12 @@ reads well on its own in a terminal::
     │       └── OracleOutputError    ... because it could not parse the model's output
     ├── SpellError                   the Grimoire's family
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
-    │   ├── SpellCallParseError      the repair layer gave up on a model's spell calls
+    │   ├── SpellCallParseError      the repair layer gave up (also a SigilExecutionError)
     │   └── SpellManifestError (ValueError)  a spell.json folder is malformed
-    └── RitualFileError              a ritual file (YAML) is malformed
+    ├── RitualFileError              a ritual file (YAML) is malformed
+    ├── ExpressionError (ValueError) a ritual-file expression failed or was refused
+    ├── RitualInputError (ValueError) inputs or updates do not fit the ritual
+    └── TraceFileError (ValueError)  a file given as a trace is not a sanctum trace
 
     Interrupt (Exception, outside the tree)  a Sigil paused the Invocation
 """
@@ -46,6 +49,7 @@ from typing import Any
 __all__ = [
     "AetherValidationError",
     "DeltaTypeError",
+    "ExpressionError",
     "FileProblem",
     "Interrupt",
     "OracleConnectionError",
@@ -55,6 +59,7 @@ __all__ = [
     "OracleTimeoutError",
     "RecursionLimitError",
     "RitualFileError",
+    "RitualInputError",
     "RitualValidationError",
     "RouteError",
     "SanctumError",
@@ -67,6 +72,7 @@ __all__ = [
     "SpellExecutionError",
     "SpellManifestError",
     "StreamModeError",
+    "TraceFileError",
     "WardRejection",
 ]
 
@@ -337,15 +343,28 @@ class SpellExecutionError(SpellError):
         self.spell = spell
 
 
-class SpellCallParseError(SpellError):
+class SpellCallParseError(SpellError, SigilExecutionError):
     """The repair layer surrendered after max_repair_rounds correction-only rounds.
 
     ``rejected`` preserves the raw text of the calls that could not be repaired, for
-    debugging; ``rounds`` is the number of consecutive correction rounds.
+    debugging; ``rounds`` is the number of consecutive correction rounds. It is also a
+    :class:`SigilExecutionError` (``sigil`` is the summon loop's ``"spells"`` Sigil), so
+    it reaches the caller of a summoned Entity as itself, not wrapped.
     """
 
-    def __init__(self, message: str, *, rejected: Sequence[str] = (), rounds: int = 0) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        rejected: Sequence[str] = (),
+        rounds: int = 0,
+        sigil: str = "spells",
+        aether: Mapping[str, Any] | None = None,
+        invocation_id: str | None = None,
+    ) -> None:
+        SigilExecutionError.__init__(
+            self, message, sigil=sigil, aether=aether, invocation_id=invocation_id
+        )
         self.rejected: list[str] = list(rejected)
         self.rounds = rounds
 
@@ -398,6 +417,44 @@ class RitualFileError(SanctumError):
         self.line = first.line
         self.column = first.column
         super().__init__("\n".join(str(p) for p in self.problems))
+
+
+class ExpressionError(SanctumError, ValueError):
+    """An expression or template of a ritual file failed or was refused.
+
+    Raised at run time (undefined name, a condition that is not a boolean, a sandbox
+    refusal such as ``'x' * 10**9``). ``sigil`` names the Sigil, ``expression`` the
+    source text, ``field`` the ritual-file field (``when``, ``prompt``, ...).
+    """
+
+    def __init__(self, message: str, *, sigil: str, expression: str, field: str) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.expression = expression
+        self.field = field
+
+
+class RitualInputError(SanctumError, ValueError):
+    """The inputs (or resumption updates) do not fit the ritual.
+
+    Raised before an invocation starts: a malformed ``key=value`` pair, an unreadable
+    or non-mapping input file, an undeclared input name, a missing required input or a
+    value of the wrong type. ``name`` is the input at fault (``None`` when the whole
+    set is wrong); ``source`` where it came from (``--input``, a file path, ``-``).
+    """
+
+    def __init__(self, message: str, *, name: str | None = None, source: str | None = None) -> None:
+        super().__init__(message)
+        self.name = name
+        self.source = source
+
+
+class TraceFileError(SanctumError, ValueError):
+    """A file given as a trace is not a sanctum trace (``path`` names it)."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 # --------------------------------------------------------------------------- interrupt

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanctum.errors import SanctumError
+from sanctum.errors import TraceFileError
 
 if TYPE_CHECKING:
     from sanctum.spec import TestResult
@@ -20,14 +20,6 @@ __all__ = [
     "render_trace_file",
     "run_tests",
 ]
-
-
-class TraceFileError(SanctumError, ValueError):
-    """A file given as a trace is not a sanctum trace (``path`` names it)."""
-
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def load_trace(path: str | Path) -> dict[str, Any]:

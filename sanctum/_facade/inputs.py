@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from sanctum.errors import SanctumError
+from sanctum.errors import RitualInputError
 
 if TYPE_CHECKING:
     from sanctum.spec import RitualSpec
@@ -20,21 +20,6 @@ __all__ = [
     "parse_input_pairs",
     "parse_oracle_overrides",
 ]
-
-
-class RitualInputError(SanctumError, ValueError):
-    """The inputs (or resumption updates) do not fit the ritual.
-
-    Raised before an invocation starts: a malformed ``key=value`` pair, an unreadable
-    or non-mapping input file, an undeclared input name, a missing required input or a
-    value of the wrong type. ``name`` is the input at fault (``None`` when the whole
-    set is wrong); ``source`` where it came from (``--input``, a file path, ``-``).
-    """
-
-    def __init__(self, message: str, *, name: str | None = None, source: str | None = None) -> None:
-        super().__init__(message)
-        self.name = name
-        self.source = source
 
 
 # --------------------------------------------------------------------------- inputs

@@ -26,7 +26,6 @@ from sanctum.errors import (
     RecursionLimitError,
     SealError,
     SigilExecutionError,
-    SigilTimeoutError,
 )
 from sanctum.omens.events import (
     RiteBegan,
@@ -251,8 +250,12 @@ def _execution_error(
 ) -> SigilExecutionError:
     error = failure.error
     name = failure.plan.name
-    if isinstance(error, SigilTimeoutError) and error.sigil == name:
+    if isinstance(error, SigilExecutionError) and error.sigil == name:
+        # Already names this Sigil (a timeout, or a SpellCallParseError from a summon
+        # loop): it reaches the caller as itself, with the run's context filled in.
         error.invocation_id = invocation_id
+        if not error.aether:
+            error.aether = dict(aether)
         return error
     return SigilExecutionError(
         f"sigil {name!r} failed in superstep {superstep} of invocation {invocation_id!r} "

@@ -28,7 +28,7 @@ from jinja2.parser import Parser
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from sanctum.errors import SanctumError
+from sanctum.errors import ExpressionError
 from sanctum.spec.diagnostics import did_you_mean
 
 __all__ = [
@@ -150,21 +150,6 @@ _SAFE_FILTERS = [
     "filesizeformat",
 ]
 _ALLOWED_STATEMENTS = (nodes.Output, nodes.If, nodes.For, nodes.Assign)
-
-
-class ExpressionError(SanctumError, ValueError):
-    """An expression or template of a ritual file failed or was refused.
-
-    Raised at run time (undefined name, a condition that is not a boolean, a sandbox
-    refusal such as ``'x' * 10**9``). ``sigil`` names the Sigil, ``expression`` the
-    source text, ``field`` the ritual-file field (``when``, ``prompt``, ...).
-    """
-
-    def __init__(self, message: str, *, sigil: str, expression: str, field: str) -> None:
-        super().__init__(message)
-        self.sigil = sigil
-        self.expression = expression
-        self.field = field
 
 
 def _refuse(message: str) -> SecurityError:
