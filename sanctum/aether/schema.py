@@ -11,6 +11,7 @@ and merges with ``append``: the scheduler records on_error failures there.
 
 from __future__ import annotations
 
+import copy
 import typing
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,13 +20,26 @@ from typing import Annotated, Any, get_args, get_origin
 from sanctum.aether.reducers import Reducer, append, overwrite
 from sanctum.errors import AetherValidationError
 
-__all__ = ["ERRORS_CONDUIT", "Aether", "AetherSchema", "Conduit"]
+__all__ = ["ERRORS_CONDUIT", "NO_DEFAULT", "Aether", "AetherSchema", "Conduit"]
 
 Aether = dict[str, Any]
 """The Aether — the shared state dict, keyed by Conduit name."""
 
 ERRORS_CONDUIT = "__errors__"
 """Reserved Conduit where failures diverted by ``on_error`` are appended."""
+
+
+class _NoDefault:
+    """The type of :data:`NO_DEFAULT` (a Conduit that starts absent)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: typing.Final = _NoDefault()
+"""Marks a Conduit without a default: the key is absent until something writes it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +51,14 @@ class Conduit:
     reducer is skipped when the key is not yet present in the Aether: the delta value
     is set directly, so custom reducers never receive a missing current value.
     ``type`` is informational (documentation and the YAML layer), never enforced.
+    ``default`` (optional) is the value the Conduit holds at the start of a fresh
+    Invocation when the input does not set it — e.g. ``[]`` for a transcript, so the
+    first Sigil can read it; a deep copy is taken per Invocation.
     """
 
     reducer: Reducer = overwrite
     type: Any = field(default=Any, compare=False)
+    default: Any = field(default=NO_DEFAULT, compare=False)
 
 
 def _conduit_from(spec: object) -> Conduit:
@@ -75,7 +93,7 @@ class AetherSchema:
     insertion order, and each key merges through its Conduit's reducer.
     """
 
-    __slots__ = ("_conduits", "_reducers")
+    __slots__ = ("_conduits", "_defaults", "_reducers")
 
     def __init__(self, conduits: Mapping[str, object]) -> None:
         self._conduits: dict[str, Conduit] = {
@@ -83,6 +101,9 @@ class AetherSchema:
         }
         self._reducers: dict[str, Reducer] = {name: c.reducer for name, c in self._conduits.items()}
         self._reducers.setdefault(ERRORS_CONDUIT, _ERRORS.reducer)
+        self._defaults: dict[str, Any] = {
+            name: c.default for name, c in self._conduits.items() if c.default is not NO_DEFAULT
+        }
 
     def __repr__(self) -> str:
         return f"AetherSchema({sorted(self._conduits)!r})"
@@ -95,6 +116,18 @@ class AetherSchema:
         """A copy of the mapping from Aether key to its Conduit."""
         return dict(self._conduits)
 
+    def initial(self, input: Mapping[str, Any]) -> Aether:
+        """The Aether a fresh Invocation starts from: Conduit defaults under ``input``.
+
+        Every Conduit declared with a ``default`` that ``input`` does not set gets a
+        deep copy of its default. Returns a new dict; ``input`` is not mutated.
+        """
+        if not self._defaults:
+            return dict(input)
+        start = {k: copy.deepcopy(v) for k, v in self._defaults.items() if k not in input}
+        start.update(input)
+        return start
+
     @classmethod
     def from_class(cls, source: type) -> AetherSchema:
         """Read the Conduits from a class's annotations.
@@ -106,10 +139,17 @@ class AetherSchema:
                 score: int  # plain annotation -> overwrite
 
         ``Annotated[T, reducer]`` fields use the first callable metadata item as the
-        Conduit's reducer.
+        Conduit's reducer. A class attribute's value (``messages: list = []``) becomes
+        the Conduit's default.
         """
         hints = typing.get_type_hints(source, include_extras=True)
-        return cls(hints)
+        conduits: dict[str, Conduit] = {}
+        for name, hint in hints.items():
+            conduit = _conduit_from(hint)
+            if name in vars(source) and not isinstance(vars(source)[name], Conduit):
+                conduit = Conduit(conduit.reducer, conduit.type, vars(source)[name])
+            conduits[name] = conduit
+        return cls(conduits)
 
     def _undeclared(self, keys: Iterable[str]) -> list[str]:
         reducers = self._reducers

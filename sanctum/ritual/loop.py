@@ -100,7 +100,9 @@ async def _fresh(
     schema = setup.graph.schema
     if schema is not None:
         schema.validate_input(input)
-    aether = dict(input)
+        aether = schema.initial(input)
+    else:
+        aether = dict(input)
     if updates:
         aether = _apply_updates(setup, aether, updates)
     frontier, joins = entry_frontier(setup.graph, {})

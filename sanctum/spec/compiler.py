@@ -286,7 +286,12 @@ class _Builder:
         return {**self.defaults, **aether} if self.defaults else dict(aether)
 
     def schema(self) -> AetherSchema:
-        conduits: dict[str, Conduit] = {name: Conduit() for name in self.spec.inputs}
+        # Defaults (of inputs and conduits) become Conduit defaults: a fresh Invocation
+        # starts with them, so Python sigils, Seals and the final Aether see them too.
+        conduits: dict[str, Conduit] = {
+            name: Conduit(default=self.defaults[name]) if name in self.defaults else Conduit()
+            for name in self.spec.inputs
+        }
         for name, conduit in self.spec.aether.items():
             reducer = _REDUCERS.get(conduit.reducer)
             if reducer is None:
@@ -296,7 +301,10 @@ class _Builder:
                         reducer = import_callable(conduit.reducer, self.folder)
                     except ResolveError as exc:
                         self.problems.add(("aether", name, "reducer"), f"reducer: {exc}")
-            conduits[name] = Conduit(reducer=reducer)
+            if name in self.defaults:
+                conduits[name] = Conduit(reducer=reducer, default=self.defaults[name])
+            else:
+                conduits[name] = Conduit(reducer=reducer)
         return AetherSchema(conduits)
 
     def oracle(self, name: str, sigil: str) -> Oracle | None:

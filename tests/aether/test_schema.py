@@ -92,3 +92,29 @@ def test_validate_updates() -> None:
     schema = AetherSchema({"a": int})
     with pytest.raises(AetherValidationError, match="updates"):
         schema.validate_updates({"nope": 1})
+
+
+def test_conduit_defaults_seed_a_fresh_aether_under_the_input() -> None:
+    from sanctum.aether import NO_DEFAULT
+
+    schema = AetherSchema(
+        {"messages": Conduit(reducer=append, default=[]), "n": Conduit(default=0), "x": int}
+    )
+    first = schema.initial({"n": 5})
+    assert first == {"messages": [], "n": 5}
+    first["messages"].append("mutated")
+    # Each fresh Aether gets its own copy of a mutable default.
+    assert schema.initial({}) == {"messages": [], "n": 0}
+    assert Conduit().default is NO_DEFAULT
+    assert repr(NO_DEFAULT) == "NO_DEFAULT"
+
+
+def test_from_class_reads_class_attribute_defaults() -> None:
+    class Chant:
+        messages: Annotated[list[str], append] = []  # noqa: RUF012 - a declared default
+        score: int = 1
+        verdict: str
+
+    schema = AetherSchema.from_class(Chant)
+    assert schema.conduits["messages"].reducer is append
+    assert schema.initial({}) == {"messages": [], "score": 1}

@@ -9,6 +9,7 @@ import pytest
 
 from sanctum import (
     END,
+    START,
     AetherSchema,
     AetherValidationError,
     Conduit,
@@ -454,3 +455,23 @@ async def test_uneven_branches_example_from_the_docs() -> None:
     log: list[str] = []
     await _uneven("any", log).compile().ainvoke({})
     assert log == ["a", "b", "a2", "j", "j"]
+
+
+async def test_conduit_defaults_seed_fresh_runs_but_not_resumptions() -> None:
+    seen: list[list[str]] = []
+
+    def listen(aether: dict[str, Any]) -> dict[str, Any]:
+        seen.append(list(aether["heard"]))
+        if not aether["heard"]:
+            interrupt("say something")
+        return {"heard": ["ok"]}
+
+    ritual = Ritual(AetherSchema({"heard": Conduit(reducer=append, default=[])}))
+    ritual.add_sigil("listen", listen).add_edge(START, "listen").add_edge("listen", END)
+    rite = ritual.compile(codex=MemoryCodex())
+    with pytest.raises(Interrupt):
+        await rite.ainvoke({}, invocation_id="d1")
+    final = await rite.ainvoke(invocation_id="d1", updates={"heard": ["hello"]})
+    # The default seeded the fresh run; the resumption kept the Sealed value.
+    assert seen == [[], ["hello"]]
+    assert final == {"heard": ["hello", "ok"]}
