@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -122,11 +121,18 @@ def mutated(draw: st.DrawFn) -> str:
     return "".join(lines)
 
 
+@pytest.fixture(scope="module")
+def property_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One project folder (a ``.git`` marks its root) shared by every generated file."""
+    folder = tmp_path_factory.mktemp("sanctum-property")
+    (folder / ".git").mkdir()
+    return folder
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(st.one_of(mutated(), st.text(max_size=200)))
-def test_property_only_rite_or_ritual_file_error(text: str) -> None:
-    folder = Path(os.environ.get("SANCTUM_PROPERTY_DIR", "/tmp")) / "sanctum-property"
-    (folder / ".git").mkdir(parents=True, exist_ok=True)
+@given(text=st.one_of(mutated(), st.text(max_size=200)))
+def test_property_only_rite_or_ritual_file_error(property_folder: Path, text: str) -> None:
+    folder = property_folder
     path = folder / "r.yaml"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
     try:
