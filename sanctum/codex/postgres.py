@@ -161,11 +161,11 @@ class PostgresCodex(Codex):
             fix = "Create the database or user, or point the URL at an existing one."
         else:
             fix = (
-                "Is the server running and listening there? Start it (e.g. pg_ctlcluster "
-                "<version> main start) or fix the host and port in the URL."
+                "Start the server (e.g. pg_ctlcluster <version> main start) or fix the host "
+                "and port in the URL."
             )
         return SealError(
-            f"cannot use the PostgreSQL codex at {self.location}: {detail}. {fix}",
+            f"cannot use the PostgreSQL codex at {self.location}: {detail.rstrip('.?! ')}. {fix}",
             invocation_id=invocation_id,
             location=self.location,
         )

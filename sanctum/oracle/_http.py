@@ -45,6 +45,7 @@ __all__ = [
     "is_model_output_failure",
     "is_tool_rejection",
     "model_output_tail",
+    "normalise_base_url",
     "redact",
     "safe_url",
 ]
@@ -71,6 +72,32 @@ _TOOL_REJECTIONS: tuple[re.Pattern[str], ...] = (
 
 # llama-server's answer when its own parser chokes on the model's output.
 _MODEL_OUTPUT_FAILURE = re.compile(r"Failed to parse input at pos (\d+)(?::\s?(.*))?", re.DOTALL)
+
+
+def normalise_base_url(base_url: str) -> str:
+    """Return ``base_url`` with a scheme and without a trailing slash.
+
+    Accepts what users write for local servers: ``127.0.0.1:11434`` or ``localhost``
+    (the form ``OLLAMA_HOST`` often takes) become ``http://127.0.0.1:11434`` and
+    ``http://localhost``.
+
+    Raises:
+        ValueError: If the address is empty or uses a scheme other than http or https.
+    """
+    text = base_url.strip()
+    if not text:
+        raise ValueError(
+            "base_url is empty; give the server's address, e.g. http://127.0.0.1:11434"
+        )
+    if "://" not in text:
+        text = f"http://{text}"
+    scheme = text.split("://", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        raise ValueError(
+            f"base_url {safe_url(text)!r} uses the scheme {scheme!r}; an Oracle speaks HTTP: "
+            "use http://host:port or https://host:port"
+        )
+    return text.rstrip("/")
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:
@@ -243,7 +270,7 @@ class HttpOracleClient:
             raise ValueError(
                 f"max_response_bytes must be a positive int, got {max_response_bytes!r}"
             )
-        self.base_url = base_url.rstrip("/")
+        self.base_url = normalise_base_url(base_url)
         self.model = model
         self.server = server
         self.start_hint = start_hint

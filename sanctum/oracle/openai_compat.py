@@ -348,7 +348,7 @@ class OpenAICompatibleOracle(Oracle):
         self._http = HttpOracleClient(
             root,
             model=model,
-            server="The OpenAI-compatible server",
+            server="OpenAI-compatible server",
             start_hint=(
                 "Start one there, e.g. `llama-server -m model.gguf --jinja --port 8080` or "
                 "`vllm serve <model>`, and check base_url."

@@ -193,3 +193,37 @@ async def test_deeply_nested_tool_arguments_are_flagged(server: ModelServer) -> 
     )
     response = await OpenAICompatibleOracle("m", base_url=server.url).generate(HELLO)
     assert response.spell_calls[0].arguments == {"__malformed_json__": arguments}
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("127.0.0.1:11434", "http://127.0.0.1:11434"),
+        ("localhost", "http://localhost"),
+        (" http://127.0.0.1:8080/v1/ ", "http://127.0.0.1:8080/v1"),
+        ("HTTPS://example.invalid", "HTTPS://example.invalid"),
+    ],
+)
+def test_base_urls_without_a_scheme_get_http(given: str, expected: str) -> None:
+    from sanctum.oracle._http import normalise_base_url
+
+    assert normalise_base_url(given) == expected
+
+
+@pytest.mark.parametrize("given", ["", "   ", "ftp://127.0.0.1:21", "file:///etc/passwd"])
+def test_base_urls_that_are_not_http_are_refused(given: str) -> None:
+    from sanctum.oracle._http import normalise_base_url
+
+    with pytest.raises(ValueError, match="base_url"):
+        normalise_base_url(given)
+
+
+async def test_an_ollama_host_without_a_scheme_is_reached() -> None:
+    from sanctum.errors import OracleConnectionError
+    from sanctum.oracle.ollama import OllamaOracle
+
+    oracle = OllamaOracle("m", base_url="127.0.0.1:9", timeout=2)
+    with pytest.raises(OracleConnectionError) as caught:
+        await oracle.generate([{"role": "user", "content": "hi"}])
+    assert "http://127.0.0.1:9/api/chat" in str(caught.value)
+    await oracle.aclose()
