@@ -136,6 +136,13 @@ class Chronicle:
 
     def _superstep_began(self, omen: SuperstepBegan) -> None:
         self._note_invocation(omen.invocation_id, omen.timestamp)
+        # A Sigil of an earlier superstep still running when a later one begins never
+        # completed: its superstep was aborted by an on_error jump after it failed.
+        for step in self.supersteps:
+            if step["superstep"] < omen.superstep:
+                for entry in step["sigils"]:
+                    if entry["status"] == "running":
+                        entry["status"] = "failed"
         previous = self._steps.get(omen.superstep)
         if previous is not None:  # the same superstep again (a resumption re-runs it)
             for entry in previous["sigils"]:

@@ -33,3 +33,12 @@ def test_token_payloads_are_copied_as_json_data() -> None:
     chronicle.record(TokenEmitted(payload=payload, sigil="s", superstep=1))
     payload["delta"].append("b")
     assert chronicle.tokens[0]["payload"] == {"delta": ["a"], "obj": str(object)}
+
+
+def test_a_sigil_diverted_by_on_error_is_marked_failed() -> None:
+    chronicle = Chronicle()
+    chronicle.record(SuperstepBegan(invocation_id="i", superstep=6, frontier=("record",)))
+    chronicle.record(SigilBegan(invocation_id="i", superstep=6, sigil="record"))
+    # no SigilCompleted: the last attempt failed and on_error jumped to the fallback
+    chronicle.record(SuperstepBegan(invocation_id="i", superstep=7, frontier=("apologise",)))
+    assert chronicle.supersteps[0]["sigils"][0]["status"] == "failed"
