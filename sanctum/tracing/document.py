@@ -54,7 +54,7 @@ from sanctum.errors import Interrupt
 from sanctum.tracing.journal import Chronicle
 from sanctum.wards._jsonable import jsonable
 
-__all__ = ["TRACE_FORMAT", "TRACE_VERSION", "assemble", "extract_spell_calls"]
+__all__ = ["TRACE_FORMAT", "TRACE_VERSION", "assemble", "continue_trace", "extract_spell_calls"]
 
 TRACE_FORMAT = "sanctum-trace"
 """The value of a trace document's ``format`` key."""
@@ -282,3 +282,60 @@ def _attach_result(record: Entry, item: Mapping[str, Any], message: Mapping[str,
     record["result"] = message.get("content")
     record["result_sigil"] = item.get("sigil")
     record["result_superstep"] = item.get("superstep")
+
+
+_APPENDED = (
+    "supersteps",
+    "deltas",
+    "spell_calls",
+    "retries",
+    "repairs",
+    "rejections",
+    "seals",
+    "tokens",
+    "other_omens",
+    "circles",
+)
+
+
+def continue_trace(previous: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """Join the trace of a resumed run onto the trace of the run it resumed.
+
+    Used when a resumption (another process, another recorder) writes to the file that
+    already holds the earlier part of the same Invocation: the timelines and every
+    recorded list are concatenated in order, Omen counts added up, and the ending
+    (``status``, ``failure``, ``final_aether``) is the resumed run's. ``interrupt``
+    keeps the latest pause on record; ``resumed_from`` stays the first run's.
+
+    Args:
+        previous: The trace document already on disk (same ``invocation_id``).
+        current: The resumed run's trace document.
+
+    Returns:
+        A new trace document; neither input is modified.
+    """
+    merged: dict[str, Any] = dict(current)
+    for key in _APPENDED:
+        before = previous.get(key)
+        after = current.get(key)
+        merged[key] = [
+            *(before if isinstance(before, list) else []),
+            *(after if isinstance(after, list) else []),
+        ]
+    counts: dict[str, int] = {}
+    for source in (previous.get("omen_counts"), current.get("omen_counts")):
+        if isinstance(source, Mapping):
+            for name, n in source.items():
+                if isinstance(n, int):
+                    counts[str(name)] = counts.get(str(name), 0) + n
+    merged["omen_counts"] = counts
+    merged["resumed_from"] = previous.get("resumed_from")
+    merged["graph"] = current.get("graph") or previous.get("graph")
+    merged["interrupt"] = current.get("interrupt") or previous.get("interrupt")
+    started = previous.get("started_at")
+    if isinstance(started, (int, float)):
+        merged["started_at"] = started
+        ended = current.get("ended_at")
+        if isinstance(ended, (int, float)):
+            merged["duration"] = max(0.0, float(ended) - float(started))
+    return merged

@@ -138,9 +138,9 @@ class Chronicle:
         self._note_invocation(omen.invocation_id, omen.timestamp)
         # A Sigil of an earlier superstep still running when a later one begins never
         # completed: its superstep was aborted by an on_error jump after it failed.
-        for step in self.supersteps:
-            if step["superstep"] < omen.superstep:
-                for entry in step["sigils"]:
+        for earlier in self.supersteps:
+            if earlier["superstep"] < omen.superstep:
+                for entry in earlier["sigils"]:
                     if entry["status"] == "running":
                         entry["status"] = "failed"
         previous = self._steps.get(omen.superstep)

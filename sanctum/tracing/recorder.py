@@ -22,7 +22,7 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.omens.events import Omen, RiteBegan, RiteManifested
-from sanctum.tracing.document import assemble
+from sanctum.tracing.document import TRACE_FORMAT, assemble, continue_trace
 from sanctum.tracing.journal import Chronicle
 from sanctum.wards._jsonable import jsonable
 from sanctum.wards.base import Ward
@@ -71,6 +71,9 @@ class TraceRecorder(Ward):
         self._graph: dict[str, Any] | None = None
         self._chronicle = Chronicle()
         self._error: BaseException | None = None
+        self._previous: dict[str, Any] | None = None
+        self._previous_read = False
+        self._saw_fresh_run = False
 
     def on_compile(self, manifest: Mapping[str, Any]) -> None:
         """Remember the graph this recorder is watching.
@@ -110,6 +113,8 @@ class TraceRecorder(Ward):
         """
         if isinstance(omen, RiteBegan):
             self._error = None  # a new Invocation, or a resumption: the old ending is over
+            if omen.resumed_from is None:
+                self._saw_fresh_run = True
         self._chronicle.record(omen)
 
     def flush(self, error: BaseException | None = None) -> Path:
@@ -132,6 +137,9 @@ class TraceRecorder(Ward):
             self._error = error
         document = self.build()
         target = self._target(document.get("invocation_id"))
+        previous = self._earlier_part(target, document)
+        if previous is not None:
+            document = continue_trace(previous, document)
         # compact separators keep json's C encoder (indent would force the slow one)
         text = json.dumps(document, separators=(",", ":"), allow_nan=False, default=str)
         try:
@@ -166,6 +174,27 @@ class TraceRecorder(Ward):
             redacted = self.redact(document)
             document = redacted if isinstance(redacted, dict) else document
         return document
+
+    def _earlier_part(self, target: Path, document: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The trace on disk that this resumed run continues, read once, or None.
+
+        Only a recorder that began with a resumption (``resumed_from`` set) continues a
+        file — one that saw the fresh run already holds the earlier part — and only a
+        trace of the same Invocation, so a fresh run still replaces an old file.
+        """
+        if not self._previous_read and not self._saw_fresh_run and document.get("resumed_from"):
+            self._previous_read = True
+            try:
+                earlier = json.loads(target.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                earlier = None
+            if (
+                isinstance(earlier, dict)
+                and earlier.get("format") == TRACE_FORMAT
+                and earlier.get("invocation_id") == document.get("invocation_id")
+            ):
+                self._previous = earlier
+        return self._previous
 
     def _target(self, invocation_id: Any) -> Path:
         if self.path.is_dir():

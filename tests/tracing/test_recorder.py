@@ -399,3 +399,43 @@ async def test_a_real_veto_is_recorded_as_a_rejection(tmp_path: Path) -> None:
     assert rejection["reason"] == "secrets stay home"
     statuses = {e["sigil"]: e["status"] for s in trace["supersteps"] for e in s["sigils"]}
     assert statuses == {"leak": "rejected", "calm": "completed"}
+
+
+async def test_a_resumed_run_continues_the_trace_file_of_the_same_invocation(
+    tmp_path: Path,
+) -> None:
+    from sanctum import END, START, Interrupt, Ritual, interrupt
+    from sanctum.codex.sqlite import SqliteCodex
+
+    def first(aether: dict[str, object]) -> dict[str, object]:
+        return {"a": 1}
+
+    def ask(aether: dict[str, object]) -> dict[str, object]:
+        if "answer" not in aether:
+            interrupt("answer?")
+        return {"done": True}
+
+    def build(recorder: TraceRecorder) -> object:
+        ritual = Ritual().add_sigil("first", first).add_sigil("ask", ask)
+        ritual.add_edge(START, "first").add_edge("first", "ask").add_edge("ask", END)
+        return ritual.compile(codex=SqliteCodex(tmp_path / "c.db"), wards=[recorder])
+
+    path = tmp_path / "t.sanctum-trace.json"
+    before = TraceRecorder(path)
+    with pytest.raises(Interrupt) as paused:
+        await build(before).ainvoke({}, invocation_id="inv")  # type: ignore[attr-defined]
+    before.flush(paused.value)
+    # another process, another recorder, the same file
+    after = TraceRecorder(path)
+    await build(after).ainvoke(invocation_id="inv", updates={"answer": 1})  # type: ignore[attr-defined]
+    document = json.loads(path.read_text())
+    ran = [s["sigil"] for step in document["supersteps"] for s in step["sigils"]]
+    assert ran[0] == "first"
+    assert ran[-1] == "ask"
+    assert document["status"] == "completed"
+    assert document["interrupt"]["reason"] == "answer?"
+    assert document["resumed_from"] is None
+    # a fresh run replaces the file instead of continuing it
+    fresh = TraceRecorder(path)
+    await build(fresh).ainvoke({"answer": 2}, invocation_id="inv2")  # type: ignore[attr-defined]
+    assert json.loads(path.read_text())["invocation_id"] == "inv2"
