@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from sanctum._facade.files import (
     TraceFileError,
+    check_test_files,
     find_test_files,
     junit_xml,
     load_trace,
@@ -30,8 +31,10 @@ from sanctum._facade.files import (
     run_tests,
 )
 from sanctum._facade.inputs import (
+    InputText,
     RitualInputError,
     check_inputs,
+    check_updates,
     load_input_file,
     parse_input_pairs,
     parse_oracle_overrides,
@@ -44,16 +47,28 @@ from sanctum._facade.results import (
     resume_command,
     ritual_digest,
 )
-from sanctum._facade.stores import DEFAULT_CODEX_PATH, list_invocations, list_seals, open_codex
+from sanctum._facade.stores import (
+    CODEX_FORMS,
+    DEFAULT_CODEX_PATH,
+    codex_path,
+    list_invocations,
+    list_seals,
+    open_codex,
+)
 
 __all__ = [
+    "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
+    "InputText",
     "Performance",
     "RitualInputError",
     "RunResult",
     "RunStatus",
     "TraceFileError",
     "check_inputs",
+    "check_test_files",
+    "check_updates",
+    "codex_path",
     "find_test_files",
     "junit_xml",
     "list_invocations",

@@ -37,6 +37,77 @@ def test_later_pairs_win() -> None:
     assert api.parse_input_pairs(["a=1", "a=2"]) == {"a": 2}
 
 
+@pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]"])
+def test_non_finite_numbers_are_refused(text: str) -> None:
+    with pytest.raises(RitualInputError, match="NaN and Infinity"):
+        api.parse_input_pairs([f"ratio={text}"])
+
+
+def test_raw_pairs_are_read_for_the_declared_type(tmp_path: Path) -> None:
+    from sanctum.spec import load_ritual
+
+    ritual = tmp_path / "r.yaml"
+    ritual.write_text(TYPED, encoding="utf-8")
+    spec = load_ritual(ritual)
+    raw = api.parse_input_pairs(
+        ["name=42", "count=42", "ratio=0.5", "tags=[1]", "loose=true"], raw=True
+    )
+    assert all(isinstance(value, api.InputText) for value in raw.values())
+    checked = api.check_inputs(spec, raw)
+    assert checked == {"name": "42", "count": 42, "ratio": 0.5, "tags": [1], "loose": True}
+    assert type(checked["name"]) is str
+    assert api.check_inputs(spec, api.parse_input_pairs(["name=NaN"], raw=True))["name"] == "NaN"
+    with pytest.raises(RitualInputError, match="NaN and Infinity"):
+        api.check_inputs(spec, api.parse_input_pairs(["name=x", "ratio=NaN"], raw=True))
+    with pytest.raises(RitualInputError, match="must be of type integer, got string"):
+        api.check_inputs(spec, api.parse_input_pairs(["name=x", "count=abc"], raw=True))
+
+
+def test_updates_are_checked_against_the_conduits(tmp_path: Path) -> None:
+    from sanctum.spec import load_ritual
+
+    ritual = tmp_path / "r.yaml"
+    ritual.write_text(TYPED, encoding="utf-8")
+    spec = load_ritual(ritual)
+    raw = api.parse_input_pairs(["approved=true", "note=7", "log=[1]", "name=3"], raw=True)
+    assert api.check_updates(spec, raw) == {
+        "approved": True,
+        "note": "7",
+        "log": [1],
+        "name": "3",
+    }
+    with pytest.raises(RitualInputError, match="did you mean 'approved'") as caught:
+        api.check_updates(spec, {"aproved": True})
+    assert caught.value.name == "aproved"
+    with pytest.raises(RitualInputError, match="must be of type boolean"):
+        api.check_updates(spec, api.parse_input_pairs(["approved=yes"], raw=True))
+    with pytest.raises(RitualInputError, match="NaN and Infinity"):
+        api.check_updates(spec, {"ratio": float("inf")})
+    # an append conduit takes whatever its reducer merges: no type check on the shape
+    assert api.check_updates(spec, {"log": 5}) == {"log": 5}
+
+
+TYPED = """\
+sanctum: 1
+name: typed
+inputs:
+  name: {type: string}
+  count: {type: integer, default: 1}
+  ratio: {type: number, default: 1.0}
+  tags: {type: array, default: []}
+  loose: {type: boolean, default: false}
+aether:
+  approved: {type: boolean, default: false}
+  note: {type: string}
+  log: {type: array, reducer: append, default: []}
+entry: done
+sigils:
+  done:
+    set: {note: "'x'"}
+    next: END
+"""
+
+
 @pytest.mark.parametrize("bad", ["novalue", "=3", " =x"])
 def test_malformed_pairs_are_refused_naming_the_option(bad: str) -> None:
     with pytest.raises(RitualInputError, match="--update") as caught:
@@ -57,6 +128,21 @@ def test_input_file_json_and_yaml(tmp_path: Path) -> None:
 
 def test_input_file_from_stdin() -> None:
     assert api.load_input_file("-", stdin=io.StringIO('{"a": [1]}')) == {"a": [1]}
+
+
+def test_input_file_refuses_non_utf8_and_non_finite(tmp_path: Path) -> None:
+    binary = tmp_path / "bin.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(RitualInputError, match=r"bin\.json: not UTF-8"):
+        api.load_input_file(binary)
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"a": NaN}', encoding="utf-8")
+    with pytest.raises(RitualInputError, match="NaN"):
+        api.load_input_file(nan)
+    inf = tmp_path / "inf.yaml"
+    inf.write_text("a: .inf\n", encoding="utf-8")
+    with pytest.raises(RitualInputError, match="NaN and Infinity"):
+        api.load_input_file(inf)
 
 
 def test_input_file_must_hold_a_mapping(tmp_path: Path) -> None:
@@ -88,6 +174,21 @@ def test_malformed_oracle_overrides(bad: str) -> None:
         api.parse_oracle_overrides([bad])
 
 
+def test_oracle_override_address() -> None:
+    assert api.parse_oracle_overrides(["l=openai:qwen@https://h:8080/v1"]) == {
+        "l": {"provider": "openai", "model": "qwen", "base_url": "https://h:8080/v1"}
+    }
+
+
+@pytest.mark.parametrize(
+    "bad", ["l=openai:qwen@ftp://x", "l=openai:qwen@http://", "l=openai:q@http://h:99999/v1"]
+)
+def test_oracle_override_address_must_be_http_with_a_host(bad: str) -> None:
+    with pytest.raises(RitualInputError, match=r"http://") as caught:
+        api.parse_oracle_overrides([bad])
+    assert caught.value.source == "--oracle"
+
+
 # --------------------------------------------------------------------------- codex
 
 
@@ -114,10 +215,70 @@ def test_memory_codex_url() -> None:
     assert isinstance(api.open_codex("memory:"), MemoryCodex)
 
 
-@pytest.mark.parametrize("url", ["redis://x", "sqlite://", "sqlite:"])
-def test_bad_codex_urls(url: str) -> None:
-    with pytest.raises(SealError, match="codex URL"):
-        api.open_codex(url)
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://x",
+        "sqlite://",
+        "sqlite:",
+        "sqlite://x.db",
+        "sqlite:///",
+        "sqlite:///:memory:",
+        "garbage",
+        "memory:foo",
+        "MEMORY:",
+        "memory",
+        ":memory:",
+        "::::",
+        "notes.txt",
+        "http://x/c.db",
+    ],
+)
+def test_bad_codex_urls_are_refused_and_create_nothing(tmp_path: Path, url: str) -> None:
+    with pytest.raises(SealError, match="codex") as caught:
+        api.open_codex(url, cwd=tmp_path)
+    assert "sqlite:///relative/path.db" in str(caught.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "relative"),
+    [
+        ("sqlite:///c.db", "c.db"),
+        ("runs/c.sqlite", "runs/c.sqlite"),
+        ("c.sqlite3", "c.sqlite3"),
+        (None, ".sanctum/codex.db"),
+    ],
+)
+def test_codex_path_of_the_accepted_forms(tmp_path: Path, url: str | None, relative: str) -> None:
+    assert api.codex_path(url, cwd=tmp_path) == tmp_path / relative
+    assert api.codex_path("memory:") is None
+    assert api.codex_path("postgres://u@h/db") is None
+
+
+def test_read_only_open_refuses_a_missing_file_without_creating_it(tmp_path: Path) -> None:
+    with pytest.raises(SealError, match="does not exist"):
+        api.open_codex("sqlite:///gone.db", cwd=tmp_path, must_exist=True)
+    with pytest.raises(SealError, match=r"no codex here yet"):
+        api.open_codex(None, cwd=tmp_path, must_exist=True)
+    with pytest.raises(SealError, match="lives only as long as the process"):
+        api.open_codex("memory:", must_exist=True)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_is_no_codex(tmp_path: Path) -> None:
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(SealError, match="is a directory"):
+        api.open_codex("dir.db", cwd=tmp_path)
+
+
+async def test_listing_a_missing_codex_creates_nothing(tmp_path: Path) -> None:
+    missing = f"sqlite:///{tmp_path}/nope.db"
+    with pytest.raises(SealError, match="does not exist"):
+        await api.list_invocations(missing)
+    with pytest.raises(SealError, match="does not exist"):
+        await api.list_seals("x", missing)
+    assert not (tmp_path / "nope.db").exists()
 
 
 # --------------------------------------------------------------------------- results
@@ -143,12 +304,17 @@ def test_omen_to_dict_is_plain_json() -> None:
 
 def test_paused_result_carries_the_resume_command() -> None:
     result = RunResult(
-        status="paused", invocation_id="abc", aether={"x": 1}, reason="why?", codex_url="memory:"
+        status="paused",
+        invocation_id="abc",
+        aether={"x": 1},
+        reason="why?",
+        codex_url="sqlite:///runs/c.db",
     )
     data = result.to_dict()
     assert data["kind"] == "result"
-    assert data["resume"] == "sanctum resume --invocation abc --codex memory:"
+    assert data["resume"] == "sanctum resume --invocation abc --codex sqlite:///runs/c.db"
     assert result.resume_command == data["resume"]
+    assert not result.ephemeral
     assert RunResult(status="done", invocation_id="abc", aether={}).resume_command == (
         "sanctum resume --invocation abc"
     )

@@ -70,3 +70,34 @@ def test_hello_runs_with_its_sqlite_codex(tmp_path: Path, monkeypatch: pytest.Mo
     assert result["farewell"] == "Safe travels, Ada! 3 verses for the road."
     assert len(result["verses"]) == 3
     assert (tmp_path / ".sanctum" / "codex.db").is_file()
+
+
+@pytest.mark.parametrize(
+    "test_file", sorted((ROOT / "rituals").glob("*.test.yaml")), ids=lambda p: p.name
+)
+def test_test_files_check_against_their_rituals(test_file: Path) -> None:
+    from sanctum.spec.testcases import load_test_file
+
+    assert load_test_file(test_file).cases
+
+
+def test_the_documented_ritual_validates(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    text = (ROOT / "docs" / "ritual-file.md").read_text(encoding="utf-8")
+    documented = re.search(r"```yaml\n(# yaml-language-server.*?)```", text, re.S)
+    assert documented is not None
+    (tmp_path / ".git").mkdir()
+    shutil.copytree(ROOT / "spells", tmp_path / "spells")
+    (tmp_path / "rituals").mkdir()
+    path = tmp_path / "rituals" / "triage.yaml"
+    path.write_text(documented.group(1), encoding="utf-8")
+    assert check_ritual(path, env={"MY_API_KEY": "sk-test"}) == []
+
+
+def test_defaults_reach_python_sigils_on_a_fresh_run() -> None:
+    # collatz's Python step reads aether["n"]: the input's `default: 6` seeds the run
+    result = compile_ritual(ROOT / "rituals" / "collatz.yaml").invoke({})
+    assert result["path"] == [3, 10, 5, 16, 8, 4, 2, 1]
+    assert result["steps"] == 8

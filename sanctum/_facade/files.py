@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanctum.errors import TraceFileError
+from sanctum.errors import FileProblem, RitualFileError, TraceFileError
 
 if TYPE_CHECKING:
     from sanctum.spec import TestResult
 
 __all__ = [
     "TraceFileError",
+    "check_test_files",
     "find_test_files",
     "junit_xml",
     "load_trace",
@@ -104,16 +105,67 @@ def find_test_files(paths: Sequence[str | Path]) -> builtins.list[Path]:
     return unique
 
 
+def check_test_files(files: Sequence[str | Path]) -> None:
+    """Read test files (and the rituals they name) strictly, before running any case.
+
+    A malformed test file is bad input, not a failing test: every problem of every
+    file is reported at once, each as ``path:line:column: message``.
+
+    Raises:
+        RitualFileError: If a test file is malformed, names a ritual file that does not
+            exist, or that ritual file is malformed.
+    """
+    from sanctum.spec import load_ritual
+    from sanctum.spec.loader import load_yaml_file
+    from sanctum.spec.testcases import load_test_file
+
+    problems: builtins.list[FileProblem] = []
+    for item in files:
+        file = Path(item)
+        try:
+            spec = load_test_file(file)
+        except RitualFileError as exc:
+            problems.extend(exc.problems)
+            continue
+        ritual = file.parent / spec.ritual
+        if not ritual.is_file():
+            line, column = load_yaml_file(file).position(("ritual",))
+            problems.append(
+                FileProblem(
+                    str(file),
+                    line,
+                    column,
+                    f"ritual: no such file {ritual} (the path is relative to the test file)",
+                )
+            )
+            continue
+        try:
+            load_ritual(ritual)
+        except RitualFileError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise RitualFileError(problems)
+
+
 def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
     """Run the ritual test cases the paths name (see :func:`find_test_files`).
 
+    Every test file is checked first (:func:`check_test_files`), so a malformed one
+    stops the run before any case.
+
     Returns:
         One ``sanctum.spec.TestResult`` per case, in file and case order.
+
+    Raises:
+        RitualFileError: If a test file or the ritual it names is malformed.
+        FileNotFoundError: If a path does not exist, or a ritual has no test file.
     """
     from sanctum.spec import run_ritual_tests
 
+    files = find_test_files(paths)
+    check_test_files(files)
     results: builtins.list[TestResult] = []
-    for file in find_test_files(paths):
+    for file in files:
         results.extend(run_ritual_tests(file))
     return results
 

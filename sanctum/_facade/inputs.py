@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -14,8 +15,10 @@ if TYPE_CHECKING:
     from sanctum.spec import RitualSpec
 
 __all__ = [
+    "InputText",
     "RitualInputError",
     "check_inputs",
+    "check_updates",
     "load_input_file",
     "parse_input_pairs",
     "parse_oracle_overrides",
@@ -25,41 +28,111 @@ __all__ = [
 # --------------------------------------------------------------------------- inputs
 
 
-def _parse_value(text: str) -> Any:
-    """A value as JSON when it parses as JSON, else the string itself."""
+class InputText(str):
+    """A value typed on the command line, not read yet.
+
+    :func:`check_inputs` and :func:`check_updates` decide how to read it once the
+    ritual is known: kept as the text itself when the input (or conduit) is declared
+    ``type: string``, read as JSON otherwise (and kept as text when it is not JSON).
+    """
+
+    __slots__ = ()
+
+
+class _NonFinite(Exception):
+    """Internal: a JSON document spelled NaN, Infinity or -Infinity."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NonFinite(name)
+
+
+def _parse_value(text: str, *, name: str, source: str) -> Any:
+    """A value as JSON when it parses as JSON, else the string itself.
+
+    Raises:
+        RitualInputError: If the JSON holds a number that is not finite (NaN, ±Infinity).
+    """
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except _NonFinite:
+        value = math.nan
     except ValueError:
         return text
+    _require_finite(value, name=name, source=source)
+    return value
 
 
-def parse_input_pairs(pairs: Iterable[str], *, option: str = "--input") -> dict[str, Any]:
+def _non_finite(value: Any) -> bool:
+    """Whether ``value`` holds (at any depth) a float that is NaN or infinite."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, Mapping):
+        return any(_non_finite(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_non_finite(item) for item in value)
+    return False
+
+
+def _require_finite(value: Any, *, name: str, source: str) -> None:
+    """Refuse NaN and ±Infinity anywhere in a value: Seals (JSON) cannot carry them.
+
+    Raises:
+        RitualInputError: Naming the value and where it came from.
+    """
+    if _non_finite(value):
+        raise RitualInputError(
+            f"{source} {name}: NaN and Infinity are not allowed (a Seal stores values as "
+            "JSON, which has no such numbers); give a finite number",
+            name=name,
+            source=source,
+        )
+
+
+def _read_text(value: Any, type_name: Any, *, name: str, source: str) -> Any:
+    """Read an :class:`InputText` for its declared type; other values pass through."""
+    if not isinstance(value, InputText):
+        return value
+    if type_name == "string":
+        return str(value)
+    return _parse_value(str(value), name=name, source=source)
+
+
+def parse_input_pairs(
+    pairs: Iterable[str], *, option: str = "--input", raw: bool = False
+) -> dict[str, Any]:
     """Read ``key=value`` pairs into a mapping.
 
     The value is parsed as JSON when it parses (``n=3`` gives the int 3, ``ok=true`` a
     bool, ``xs=[1,2]`` a list, ``s='"3"'`` the string "3") and kept as the string
-    otherwise (``name=Ada``). Later pairs win over earlier ones.
+    otherwise (``name=Ada``). Later pairs win over earlier ones. With ``raw=True``
+    every value is kept as an :class:`InputText` instead, read later by
+    :func:`check_inputs`/:func:`check_updates` for the declared type (so an input
+    declared ``type: string`` receives ``42`` as the text "42"); the command line
+    works this way.
 
     Args:
         pairs: Strings of the form ``key=value``.
         option: The command-line option the pairs came from, for messages.
+        raw: Keep the values as unread text (see above).
 
     Returns:
         ``dict[str, Any]`` mapping each key to its value.
 
     Raises:
-        RitualInputError: If a pair has no ``=`` or an empty key.
+        RitualInputError: If a pair has no ``=`` or an empty key, or (unless ``raw``)
+            its JSON value holds NaN or ±Infinity.
     """
     values: dict[str, Any] = {}
     for pair in pairs:
-        key, sep, raw = pair.partition("=")
+        key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise RitualInputError(
                 f"{option} {pair!r} is not of the form key=value (e.g. {option} name=Ada)",
                 source=option,
             )
-        values[key] = _parse_value(raw)
+        values[key] = InputText(text) if raw else _parse_value(text, name=key, source=option)
     return values
 
 
@@ -67,47 +140,88 @@ def load_input_file(path: str | Path, *, stdin: IO[str] | None = None) -> dict[s
     """Read inputs from a JSON or YAML file (``"-"`` reads standard input).
 
     JSON is tried first; anything else is read with the ritual format's strict YAML
-    loader. The document must be a mapping.
+    loader. The document must be a mapping of names to values, with no NaN or
+    Infinity in it.
 
     Args:
         path: The file, or ``"-"`` for ``stdin``.
-        stdin: The stream ``"-"`` reads (default ``sys.stdin``).
+        stdin: The stream ``"-"`` reads (default: the process's standard input, read
+            as bytes and decoded as UTF-8).
 
     Returns:
         ``dict[str, Any]``, the document.
 
     Raises:
-        RitualInputError: If the document does not parse or is not a mapping.
+        RitualInputError: If the text is not UTF-8, the document does not parse, is
+            not a mapping or holds a number that is not finite.
         OSError: If the file cannot be read (e.g. FileNotFoundError).
     """
     source = str(path)
-    text = (stdin or sys.stdin).read() if source == "-" else Path(path).read_text(encoding="utf-8")
+    label = "standard input" if source == "-" else source
+    text = _read_input_text(path, stdin, label)
     try:
-        data: Any = json.loads(text)
+        data: Any = json.loads(text, parse_constant=_refuse_constant)
+    except _NonFinite as exc:
+        raise RitualInputError(
+            f"{label}: {exc} is not allowed in inputs (a Seal stores values as JSON, "
+            "which has no such numbers); give a finite number",
+            source=source,
+        ) from None
     except ValueError:
-        data = _load_yaml_document(text, source)
+        data = _load_yaml_document(text, label)
     if data is None:
         data = {}
     if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
         raise RitualInputError(
-            f"{source}: inputs must be a mapping of names to values, not {type(data).__name__}",
+            f'{source}: inputs must be a mapping of names to values (e.g. {{"name": '
+            f'"Ada"}}), not {type(data).__name__}',
             source=source,
         )
+    for key, value in data.items():
+        _require_finite(value, name=key, source=label)
     return dict(data)
+
+
+def _read_input_text(path: str | Path, stdin: IO[str] | None, label: str) -> str:
+    """The text of an input file or of standard input, refusing what is not UTF-8."""
+    if str(path) == "-":
+        if stdin is not None:
+            return stdin.read()
+        buffer = getattr(sys.stdin, "buffer", None)
+        raw: bytes | str = buffer.read() if buffer is not None else sys.stdin.read()
+    else:
+        raw = Path(path).read_bytes()
+    if isinstance(raw, str):
+        return raw
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RitualInputError(
+            f"{label}: not UTF-8 text (byte {exc.start}); an input file holds one JSON or "
+            "YAML mapping",
+            source=str(path),
+        ) from None
 
 
 def _load_yaml_document(text: str, source: str) -> Any:
     """Parse a YAML inputs document through the YAML layer (which owns PyYAML)."""
+    import inspect
+
     from sanctum.errors import RitualFileError
     from sanctum.spec.loader import load_yaml_text
 
+    if "what" not in inspect.signature(load_yaml_text).parameters:  # an older YAML layer
+        try:
+            return load_yaml_text(text, source).data
+        except RitualFileError as exc:
+            raise RitualInputError(
+                f"cannot read inputs: {exc} (an input file holds one JSON or YAML mapping)",
+                source=source,
+            ) from exc
     try:
-        return load_yaml_text(text, source).data
+        return load_yaml_text(text, source, what="input file").data
     except RitualFileError as exc:
-        raise RitualInputError(
-            f"cannot read inputs: {exc}\n(an input file holds one JSON or YAML mapping)",
-            source=source,
-        ) from exc
+        raise RitualInputError(str(exc), source=source) from exc
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -132,6 +246,13 @@ def _type_ok(value: Any, type_name: str | None) -> bool:
     return isinstance(value, accepted)
 
 
+def _type_problem(key: str, value: Any, type_name: Any, *, what: str) -> str:
+    """The message for a value of the wrong type."""
+    shown = json.dumps(value, ensure_ascii=False, default=repr)
+    kind = "string" if isinstance(value, str) else type(value).__name__
+    return f"{what} {key!r} must be of type {type_name}, got {kind} {shown}"
+
+
 def _declared_inputs(spec: RitualSpec) -> dict[str, Any]:
     """``{name: declaration}`` of the ritual's inputs (declaration has type/default)."""
     declared = getattr(spec, "inputs", None) or {}
@@ -144,8 +265,22 @@ def _field(declaration: Any, name: str) -> Any:
     return getattr(declaration, name, None)
 
 
+def _unknown_name(key: str, known: Iterable[str], *, ritual: str, what: str) -> str:
+    """``ritual declares no input 'x'; did you mean 'y'? (declared inputs: ...)``."""
+    import difflib
+
+    names = sorted(known)
+    close = difflib.get_close_matches(key, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    listed = ", ".join(names) or "none"
+    return f"{ritual} declares no {what} {key!r}{hint} (declared {what}s: {listed})"
+
+
 def check_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Check inputs against the ritual's declared ``inputs`` and fill in defaults.
+
+    Values given as :class:`InputText` (``parse_input_pairs(..., raw=True)``) are read
+    here: as the text itself for an input declared ``type: string``, as JSON otherwise.
 
     Args:
         spec: The loaded ritual (``sanctum.spec.load_ritual``).
@@ -156,22 +291,20 @@ def check_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         RitualInputError: For an undeclared name (with a did-you-mean), a missing
-            required input, or a value whose type differs from the declaration.
+            required input, a value whose type differs from the declaration, or a
+            number that is not finite (NaN, ±Infinity).
     """
-    import difflib
-
     declared = _declared_inputs(spec)
     name_of_ritual = getattr(spec, "name", None) or "the ritual"
-    checked = dict(inputs)
-    for key in inputs:
+    checked: dict[str, Any] = {}
+    for key, value in inputs.items():
         if key not in declared:
-            close = difflib.get_close_matches(key, list(declared), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            known = ", ".join(sorted(declared)) or "none"
             raise RitualInputError(
-                f"{name_of_ritual} declares no input {key!r}{hint} (declared inputs: {known})",
-                name=key,
+                _unknown_name(key, declared, ritual=name_of_ritual, what="input"), name=key
             )
+        type_name = _field(declared[key], "type")
+        checked[key] = _read_text(value, type_name, name=key, source="input")
+        _require_finite(checked[key], name=key, source="input")
     for key, declaration in declared.items():
         if key not in checked:
             default = _field(declaration, "default")
@@ -193,10 +326,7 @@ def check_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
         type_name = _field(declaration, "type")
         if not _type_ok(checked[key], type_name):
             raise RitualInputError(
-                f"input {key!r} must be of type {type_name}, got {type(checked[key]).__name__} "
-                f"{checked[key]!r} (values given as key=value are read as JSON when they "
-                "parse: quote a string like key='\"42\"')",
-                name=key,
+                _type_problem(key, checked[key], type_name, what="input"), name=key
             )
         allowed = _field(declaration, "enum")
         if allowed is not None and checked[key] not in list(allowed):
@@ -205,6 +335,52 @@ def check_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
                 f"input {key!r} must be one of {choices}, got {json.dumps(checked[key])}",
                 name=key,
             )
+    return checked
+
+
+def check_updates(spec: RitualSpec, updates: Mapping[str, Any]) -> dict[str, Any]:
+    """Check resumption updates against the ritual's conduits and inputs.
+
+    Every name must be a conduit (``aether:``) or an input of the ritual. Values given
+    as :class:`InputText` are read for the declared type (text for ``type: string``,
+    JSON otherwise); a declared type is enforced where the conduit overwrites (a
+    reducer such as ``append`` may take another shape), and numbers must be finite.
+
+    Args:
+        spec: The loaded ritual.
+        updates: Values by conduit name.
+
+    Returns:
+        ``dict[str, Any]``: the updates, read.
+
+    Raises:
+        RitualInputError: For an undeclared name (with a did-you-mean), a value of the
+            wrong type or a number that is not finite.
+    """
+    conduits = dict(getattr(spec, "aether", None) or {})
+    inputs = _declared_inputs(spec)
+    name_of_ritual = getattr(spec, "name", None) or "the ritual"
+    checked: dict[str, Any] = {}
+    for key, value in updates.items():
+        declaration = conduits.get(key, inputs.get(key))
+        if declaration is None:
+            raise RitualInputError(
+                _unknown_name(key, {*conduits, *inputs}, ritual=name_of_ritual, what="conduit")
+                + "; nothing was resumed",
+                name=key,
+                source="--update",
+            )
+        type_name = _field(declaration, "type")
+        read = _read_text(value, type_name, name=key, source="update")
+        _require_finite(read, name=key, source="update")
+        reducer = _field(declaration, "reducer") if key in conduits else None
+        if reducer in (None, "overwrite") and not _type_ok(read, type_name):
+            raise RitualInputError(
+                _type_problem(key, read, type_name, what="conduit") + "; nothing was resumed",
+                name=key,
+                source="--update",
+            )
+        checked[key] = read
     return checked
 
 
@@ -221,7 +397,8 @@ def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, dict[str, str]]:
         address was given.
 
     Raises:
-        RitualInputError: If a pair is not of the form ``NAME=provider:model``.
+        RitualInputError: If a pair is not of the form ``NAME=provider:model``, or its
+            ``@URL`` is not an http(s) URL with a host (``@ftp://x``).
     """
     overrides: dict[str, dict[str, str]] = {}
     for pair in pairs:
@@ -235,7 +412,33 @@ def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, dict[str, str]]:
             )
         entry = {"provider": provider.strip(), "model": model.strip()}
         head, at, address = entry["model"].rpartition("@")
-        if at and head and address.startswith(("http://", "https://")):
-            entry["model"], entry["base_url"] = head, address
+        if at and head and "://" in address:
+            entry["model"], entry["base_url"] = head, _oracle_address(pair, address)
         overrides[name.strip()] = entry
     return overrides
+
+
+def _oracle_address(pair: str, address: str) -> str:
+    """Check the ``@URL`` part of an ``--oracle`` override: http(s) with a host.
+
+    Raises:
+        RitualInputError: For another scheme or a URL without a host.
+    """
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address)
+        parts.port  # noqa: B018 - reading it validates the port
+    except ValueError as exc:
+        raise RitualInputError(
+            f"--oracle {pair!r}: the address {address!r} is not a valid URL ({exc}); "
+            "write e.g. @http://127.0.0.1:8080/v1",
+            source="--oracle",
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise RitualInputError(
+            f"--oracle {pair!r}: the address {address!r} must be an http:// or https:// "
+            "URL with a host, e.g. @http://127.0.0.1:8080/v1",
+            source="--oracle",
+        )
+    return address

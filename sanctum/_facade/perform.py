@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sanctum._facade.inputs import RitualInputError, check_inputs
+from sanctum._facade.inputs import RitualInputError, check_inputs, check_updates
 from sanctum._facade.results import RunResult, RunStatus, resume_command, ritual_digest
 from sanctum._facade.stores import DEFAULT_CODEX_PATH, _describe_codex, open_codex
-from sanctum.errors import Interrupt, SanctumError, SealError
+from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError, SealError
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, Seal
@@ -33,7 +34,9 @@ class Performance:
     iteration, before any Omen. A failure of the ritual itself does not raise: the
     iteration ends and :attr:`result` has ``status == "failed"``. An interrupt ends it
     with ``status == "paused"``. Ctrl-C (``KeyboardInterrupt``/cancellation) stops the
-    invocation; the Seals already written keep it resumable.
+    invocation; the Seals already written keep it resumable. A ``SystemExit`` (or
+    another BaseException) from the ritual's own Python code never passes through as
+    such: while loading it becomes a RitualFileError, while running a failed result.
     """
 
     def __init__(
@@ -44,8 +47,10 @@ class Performance:
         codex: Codex | str | None,
         modes: Sequence[str],
         trace_path: str | Path | None,
+        read_only: bool = False,
     ) -> None:
         self._prepare = prepare
+        self._read_only = read_only
         self.invocation_id = invocation_id
         """The Invocation's id (known before the first Omen)."""
         self._codex_arg = codex
@@ -87,8 +92,10 @@ class Performance:
         if isinstance(self._codex_arg, Codex):
             self._store = self._codex_arg
             return self._store
+        if fallback in ("memory", ":memory:"):
+            fallback = "memory:"  # the ritual file's spellings of an ephemeral store
         url = self._codex_arg or fallback
-        self._store = open_codex(url)
+        self._store = open_codex(url, must_exist=self._read_only)
         self._owned = True
         if url and not _is_default_store(self._store):
             self.codex_url = url
@@ -100,7 +107,14 @@ class Performance:
 
         wanted = resolve_modes(self.modes) if self.modes else frozenset()
         try:
-            rite, call = await self._prepare(self)
+            try:
+                rite, call = await self._prepare(self)
+            except _PASS_THROUGH:
+                raise
+            except BaseException as escaped:
+                if isinstance(escaped, Exception):
+                    raise
+                raise self._escaped_while_loading(escaped) from escaped
             codex = self.open_store()
             recorder = None
             if self.trace_path is not None:
@@ -150,9 +164,21 @@ class Performance:
                     error_type=type(failure).__name__,
                 )
                 return
-            except BaseException as stopped:
+            except _PASS_THROUGH as stopped:
                 ending = stopped
                 raise
+            except BaseException as escaped:
+                # sys.exit() (SystemExit) or another BaseException from the ritual's own
+                # code: a failure of the run, never the process's exit status.
+                ending = escaped
+                latest = await codex.get(self.invocation_id)
+                self.result = self._result(
+                    "failed",
+                    dict(latest.aether) if latest is not None else dict(last_aether),
+                    error=_escaped_message(escaped, "while the ritual ran"),
+                    error_type=type(escaped).__name__,
+                )
+                return
             finally:
                 if recorder is not None and final is None:
                     _flush_trace(recorder, ending)
@@ -160,6 +186,13 @@ class Performance:
         finally:
             if self._owned and self._store is not None:
                 await self._store.aclose()
+
+    def _escaped_while_loading(self, escaped: BaseException) -> RitualFileError:
+        """A SystemExit (or similar) from the ritual's code while it was being loaded."""
+        where = str(self.ritual_path) if self.ritual_path else "<ritual>"
+        return RitualFileError(
+            [FileProblem(where, 1, 1, _escaped_message(escaped, "while loading the ritual"))]
+        )
 
     def _result(self, status: RunStatus, aether: dict[str, Any], **extra: Any) -> RunResult:
         return RunResult(
@@ -170,6 +203,26 @@ class Performance:
             codex_url=self.codex_url,
             **extra,
         )
+
+
+_PASS_THROUGH: tuple[type[BaseException], ...] = (
+    KeyboardInterrupt,
+    GeneratorExit,
+    asyncio.CancelledError,
+)
+"""What stops a performance from outside: Ctrl-C, cancellation, a closed iterator."""
+
+
+def _escaped_message(escaped: BaseException, when: str) -> str:
+    """``the ritual's Python code called sys.exit(3) while the ritual ran; ...``."""
+    if isinstance(escaped, SystemExit):
+        what = f"called sys.exit({escaped.code!r})"
+    else:
+        what = f"raised {type(escaped).__name__}: {escaped}"
+    return (
+        f"the ritual's Python code {what} {when}; sanctum stopped it there (raise an "
+        "exception instead of exiting the process)"
+    )
 
 
 def _is_default_store(store: Codex) -> bool:
@@ -312,9 +365,9 @@ def run(
     async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
         from sanctum.spec import load_ritual
 
+        performance.ritual_path = resolved
         spec = load_ritual(path)
         checked = check_inputs(spec, given)
-        performance.ritual_path = resolved
         store = performance.open_store(spec.codex)
         existing = await store.get(performance.invocation_id)
         if existing is not None:
@@ -355,7 +408,8 @@ def resume(
     Args:
         invocation_id: The Invocation to continue.
         updates: Values merged into the restored Aether first (answers to an
-            interrupt's question).
+            interrupt's question); each name must be a conduit or an input of the
+            ritual (see :func:`check_updates`).
         seal_id: A historic Seal to continue from instead of the latest (time-travel).
         force: Continue even when the ritual file changed since the run.
         codex: A Codex, a Codex URL or None for the default ``.sanctum/codex.db``.
@@ -367,8 +421,11 @@ def resume(
         A :class:`Performance` to iterate.
 
     Raises:
-        SealError: (from the iteration) If the invocation or the Seal is unknown, or
-            the ritual file is missing or changed (without ``force``).
+        SealError: (from the iteration) If the codex does not exist, the invocation or
+            the Seal is unknown, or the ritual file is missing or changed (without
+            ``force``).
+        RitualInputError: (from the iteration) If an update names no conduit of the
+            ritual or its value does not fit; nothing is resumed.
     """
 
     async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
@@ -396,16 +453,22 @@ def resume(
         path = _ritual_from_seal(seal, invocation_id, force=force)
         performance.ritual_path = path
         spec = load_ritual(path)
+        checked = check_updates(spec, updates or {})
         rite = _compile(spec, path, store, oracles)
         call: dict[str, Any] = {"metadata": _ritual_metadata(path)}
-        if updates:
-            call["updates"] = dict(updates)
+        if checked:
+            call["updates"] = checked
         if seal_id is not None:
             call["seal_id"] = seal_id
         return rite, call
 
     return Performance(
-        prepare, invocation_id=invocation_id, codex=codex, modes=modes, trace_path=trace_path
+        prepare,
+        invocation_id=invocation_id,
+        codex=codex,
+        modes=modes,
+        trace_path=trace_path,
+        read_only=True,
     )
 
 

@@ -43,7 +43,10 @@ class RunResult:
     ``"failed"``; ``aether`` the final Aether (state dict) — for a pause, the Aether of
     the pause's Seal; for a failure, the last known one. ``reason`` and ``sigil`` say
     why and where a pause happened; ``seal_id`` the Seal to resume from; ``error`` and
-    ``error_type`` describe a failure; ``ritual`` is the ritual file's path.
+    ``error_type`` describe a failure; ``ritual`` is the ritual file's path;
+    ``codex_url`` the store a resume must name (``"memory:"`` makes the result
+    :attr:`ephemeral`: no other process can resume it, and ``to_dict()["resume"]`` is
+    None).
     """
 
     status: RunStatus
@@ -62,13 +65,21 @@ class RunResult:
         """The exact ``sanctum resume`` command that continues this invocation."""
         return resume_command(self.invocation_id, self.codex_url)
 
+    @property
+    def ephemeral(self) -> bool:
+        """Whether the Seals live in a ``memory:`` codex, gone when the process ends.
+
+        Such an invocation cannot be resumed by another process (``sanctum resume``).
+        """
+        return self.codex_url == "memory:"
+
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON-ready data (``{"kind": "result", ...}``)."""
         data: dict[str, Any] = {"kind": "result"}
         data.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
         data["aether"] = dict(self.aether)
         if self.status == "paused":
-            data["resume"] = self.resume_command
+            data["resume"] = None if self.ephemeral else self.resume_command
         return data
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,67 +12,154 @@ from sanctum.errors import SealError
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, InvocationSummary, Seal
 
-__all__ = ["DEFAULT_CODEX_PATH", "list_invocations", "list_seals", "open_codex"]
+__all__ = [
+    "CODEX_FORMS",
+    "DEFAULT_CODEX_PATH",
+    "codex_path",
+    "list_invocations",
+    "list_seals",
+    "open_codex",
+]
 
 
 DEFAULT_CODEX_PATH = Path(".sanctum") / "codex.db"
 """Where the embedded default Codex lives, relative to the working directory."""
 
 
-def open_codex(url: str | None = None, *, cwd: str | Path | None = None) -> Codex:
+CODEX_FORMS = (
+    "sqlite:///relative/path.db",
+    "sqlite:////absolute/path.db",
+    "postgresql://user@host/db",
+    "memory:",
+    "a file path ending in .db, .sqlite or .sqlite3",
+)
+"""The Codex URL forms :func:`open_codex` accepts, for messages and help."""
+
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
+def _refuse(url: str, why: str) -> SealError:
+    return SealError(
+        f"{why}; a codex is one of: {', '.join(CODEX_FORMS)}",
+        location=url,
+    )
+
+
+def codex_path(url: str | None, *, cwd: str | Path | None = None) -> Path | None:
+    """The SQLite file a Codex URL names, or None for ``memory:`` and PostgreSQL.
+
+    Args:
+        url: The URL (None or "" for the default ``.sanctum/codex.db``).
+        cwd: Directory relative paths are resolved against (default: the working one).
+
+    Returns:
+        The file's path (absolute when ``cwd`` is), or None when the store is no file.
+
+    Raises:
+        SealError: If the URL is none of the accepted forms (:data:`CODEX_FORMS`).
+    """
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    if url is None or url == "":
+        return base / DEFAULT_CODEX_PATH
+    if url == "memory:" or url.startswith(("postgresql://", "postgres://")):
+        return None
+    if url.startswith("sqlite:"):
+        if not url.startswith("sqlite:///"):
+            raise _refuse(url, f"codex URL {url!r} is malformed (three slashes after sqlite:)")
+        rest = url.removeprefix("sqlite:///")
+        if rest in ("", "/") or rest.endswith("/"):
+            raise _refuse(url, f"codex URL {url!r} names no file")
+        if rest.strip("/") in (":memory:", "memory:"):
+            raise _refuse(url, f"codex URL {url!r} would be a file named {rest!r}; write memory:")
+        path = Path(rest)
+        return path if path.is_absolute() else base / path
+    if "://" in url or (_SCHEME.match(url) and not _is_drive(url)):
+        raise _refuse(url, f"unknown codex URL {url!r}")
+    if not url.lower().endswith(_SQLITE_SUFFIXES):
+        raise _refuse(
+            url,
+            f"unknown codex {url!r} (a plain path must end in .db, .sqlite or .sqlite3)",
+        )
+    path = Path(url).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _is_drive(url: str) -> bool:
+    """``C:\\codex.db``: a Windows drive letter, not a URL scheme."""
+    return len(url) > 2 and url[0].isalpha() and url[1] == ":" and url[2] in "/\\"
+
+
+def open_codex(
+    url: str | None = None, *, cwd: str | Path | None = None, must_exist: bool = False
+) -> Codex:
     """Open the Codex — the Seal store — a URL names.
 
     ``None`` opens the embedded default, a SQLite file ``.sanctum/codex.db`` under the
     working directory (created on first use). ``memory:`` gives an ephemeral
     MemoryCodex. ``sqlite:///relative/path.db`` and ``sqlite:////absolute/path.db``
-    (SQLAlchemy's convention) or a bare file path give a SqliteCodex.
-    ``postgresql://…`` gives a PostgresCodex (needs the ``postgres`` extra).
+    (SQLAlchemy's convention) or a plain file path ending in ``.db``, ``.sqlite`` or
+    ``.sqlite3`` give a SqliteCodex. ``postgresql://…`` (or ``postgres://…``) gives a
+    PostgresCodex (needs the ``postgres`` extra). Anything else is refused, so a typo
+    never becomes a new file.
 
     Args:
         url: The store's URL, or None for the default.
         cwd: Directory relative paths are resolved against (default: the working one).
+        must_exist: For commands that only read: refuse a SQLite file that does not
+            exist (instead of creating it), and ``memory:`` (empty in a new process).
 
     Returns:
         An open Codex; the caller closes it with ``await codex.aclose()``.
 
     Raises:
-        SealError: If the URL's scheme is unknown or the store cannot be opened.
+        SealError: If the URL is none of the accepted forms, the store does not exist
+            (with ``must_exist``) or cannot be opened.
     """
-    base = Path(cwd) if cwd is not None else Path.cwd()
-    if url is None or url == "":
-        return _sqlite(base / DEFAULT_CODEX_PATH)
-    if url in ("memory:", "memory://", ":memory:"):
+    path = codex_path(url, cwd=cwd)
+    if path is not None:
+        if must_exist and not path.is_file():
+            raise _missing(url, path)
+        return _sqlite(path)
+    if url == "memory:":
+        if must_exist:
+            raise SealError(
+                "a memory: codex lives only as long as the process that ran the ritual, so "
+                "it holds nothing here; name the SQLite or PostgreSQL codex the run used "
+                "(--codex), or run with the default .sanctum/codex.db",
+                location=url,
+            )
         from sanctum.codex.memory import MemoryCodex
 
         return MemoryCodex()
-    if url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
-        from sanctum.codex.postgres import PostgresCodex
+    from sanctum.codex.postgres import PostgresCodex
 
-        return PostgresCodex(url.replace("postgresql+psycopg://", "postgresql://", 1))
-    if url.startswith("sqlite:"):
-        rest = url.removeprefix("sqlite:")
-        if rest.startswith("//"):
-            rest = rest[2:]
-            rest = rest[1:] if rest.startswith("/") else rest
-        if not rest:
-            raise SealError(
-                f"codex URL {url!r} names no file; write sqlite:///path/to/codex.db",
-                location=url,
-            )
-        path = Path(rest)
-        return _sqlite(path if path.is_absolute() else base / path)
-    if "://" in url:
-        raise SealError(
-            f"unknown codex URL {url!r}; use sqlite:///path.db, postgresql://host/db or memory:",
-            location=url,
+    assert url is not None
+    return PostgresCodex(url.replace("postgres://", "postgresql://", 1))
+
+
+def _missing(url: str | None, path: Path) -> SealError:
+    if not url:
+        return SealError(
+            f"no codex here yet: {DEFAULT_CODEX_PATH} does not exist in {path.parent.parent} "
+            "(`sanctum run RITUAL.yaml` creates it; or name another with --codex)",
+            location=str(path),
         )
-    path = Path(url)
-    return _sqlite(path if path.is_absolute() else base / path)
+    return SealError(
+        f"the codex {url} does not exist (no file {path}); check the path, or name the "
+        "codex the run used with --codex",
+        location=str(path),
+    )
 
 
 def _sqlite(path: Path) -> Codex:
     from sanctum.codex.sqlite import SqliteCodex
 
+    if path.is_dir():
+        raise SealError(
+            f"the codex {path} is a directory; name a file such as {path / 'codex.db'}",
+            location=str(path),
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -132,4 +220,4 @@ def _store(codex: Codex | str | None) -> tuple[Codex, bool]:
 
     if isinstance(codex, Codex):
         return codex, False
-    return open_codex(codex), True
+    return open_codex(codex, must_exist=True), True

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "EPHEMERAL_NOTE",
     "EXIT_BROKEN_PIPE",
     "EXIT_CTRL_C",
     "EXIT_DONE",
@@ -50,6 +51,12 @@ EXIT_CTRL_C = 130
 
 EXIT_BROKEN_PIPE = 141
 """The reader of stdout went away (128 + SIGPIPE, as a shell reports it)."""
+
+EPHEMERAL_NOTE = (
+    "not resumable: a memory: codex ends with this process; to resume later, run without "
+    "--codex (the default .sanctum/codex.db) or with a sqlite:/// or postgresql:// codex"
+)
+"""What a pause in a ``memory:`` codex prints instead of a resume command."""
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -95,8 +102,8 @@ def describe_error(exc: BaseException) -> str:
     """A one-line-per-problem message for an expected error."""
     from sanctum.errors import RitualFileError
 
-    if isinstance(exc, RitualFileError):
-        return str(exc)
+    if isinstance(exc, RitualFileError) or isinstance(exc.__cause__, RitualFileError):
+        return str(exc)  # path:line:column: message, one line per problem
     if isinstance(exc, FileNotFoundError):
         return f"error: no such file: {exc.filename or exc}"
     if isinstance(exc, IsADirectoryError):
@@ -131,6 +138,17 @@ def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
                 traceback.print_exc()
             typer.echo("interrupted (Ctrl-C)", err=True)
             raise typer.Exit(EXIT_CTRL_C) from None
+        except SystemExit as escaped:
+            # typer.Exit is no SystemExit: this one came from code the ritual names
+            # (sys.exit() in a step module); never let it become our exit status.
+            if is_debug():
+                traceback.print_exc()
+            typer.echo(
+                f"error: the ritual's Python code called sys.exit({escaped.code!r}); sanctum "
+                "stopped there (raise an exception instead of exiting the process)",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FAILED) from None
         except Exception as exc:
             code = exit_code_for(exc)
             if code is None:
@@ -143,15 +161,65 @@ def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     return wrapper
 
 
+class _TrimmedLines:
+    """A text stream that drops the spaces ending each line (rich pads and wraps with them).
+
+    Spaces at the end of a write are held back until the next write shows whether a
+    line break follows, so text streamed in pieces (model tokens) keeps its spaces.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        text = self._pending + text
+        body = text.rstrip(" ")
+        self._pending = text[len(body) :]
+        self._stream.write("\n".join(line.rstrip(" ") for line in body.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return int(self._stream.fileno())
+
+    @property
+    def encoding(self) -> str:
+        return str(getattr(self._stream, "encoding", "utf-8") or "utf-8")
+
+
 def make_console(*, stderr: bool = False, width: int | None = None) -> Console:
     """A rich Console for people: colour and live updates only on a terminal.
 
     rich honours ``NO_COLOR`` and ``TERM=dumb`` and draws plainly when the stream is
-    not a terminal; ``COLUMNS`` fixes the width.
+    not a terminal; ``COLUMNS`` fixes the width. Off a terminal, lines carry no
+    trailing spaces (a pipe or a file gets clean lines).
     """
     from rich.console import Console
 
-    return Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        console = Console(stderr=stderr, width=width, highlight=False, soft_wrap=False)
+    else:
+        console = Console(
+            file=_TrimmedLines(stream),  # type: ignore[arg-type]
+            width=width,
+            highlight=False,
+            soft_wrap=False,
+        )
+    # rich answers a closed pipe with SystemExit(1); `guarded` handles BrokenPipeError
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]
+    return console
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError(32, "the reader of the output went away")
 
 
 def _json_default(value: Any) -> Any:

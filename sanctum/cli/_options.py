@@ -13,6 +13,7 @@ __all__ = [
     "OracleOpt",
     "StreamOpt",
     "TraceOpt",
+    "check_codex",
     "split_modes",
 ]
 
@@ -45,8 +46,9 @@ CodexOpt = Annotated[
         metavar="URL",
         envvar="SANCTUM_CODEX",
         help=(
-            "Where Seals are kept: sqlite:///path.db, postgresql://…, memory: "
-            "(default: .sanctum/codex.db in the working directory)."
+            "Where Seals are kept: sqlite:///relative/path.db, sqlite:////absolute/path.db, "
+            "a path ending in .db/.sqlite/.sqlite3, postgresql://…, or memory: (gone when "
+            "the process ends). Default: .sanctum/codex.db in the working directory."
         ),
     ),
 ]
@@ -84,3 +86,18 @@ def split_modes(values: list[str] | None) -> list[str]:
             if mode not in modes:
                 modes.append(mode)
     return modes
+
+
+def check_codex(url: str | None) -> str | None:
+    """Refuse a ``--codex`` value that is none of the accepted forms, before any work.
+
+    Returns:
+        ``url`` unchanged.
+
+    Raises:
+        SealError: Naming the accepted forms (the command exits with status 2).
+    """
+    from sanctum.api import codex_path
+
+    codex_path(url)
+    return url

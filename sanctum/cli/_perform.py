@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 import typer
 
 from sanctum.cli._common import (
+    EPHEMERAL_NOTE,
     EXIT_CTRL_C,
     EXIT_DONE,
     EXIT_FAILED,
@@ -58,11 +59,17 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
     except KeyboardInterrupt:
         if view is not None:
             view.stop()
-        typer.echo(
-            f"stopped by Ctrl-C; invocation {performance.invocation_id} stays resumable from "
-            f"its last Seal: {_resume(performance)}",
-            err=True,
-        )
+        if performance.codex_url == "memory:":
+            typer.echo(
+                f"stopped by Ctrl-C; invocation {performance.invocation_id} is {EPHEMERAL_NOTE}",
+                err=True,
+            )
+        else:
+            typer.echo(
+                f"stopped by Ctrl-C; invocation {performance.invocation_id} stays resumable "
+                f"from its last Seal: {_resume(performance)}",
+                err=True,
+            )
         raise typer.Exit(EXIT_CTRL_C) from None
     except BaseException:
         if view is not None:
@@ -75,7 +82,10 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
     if result.status == "failed":
         typer.echo(f"error: {result.error}", err=True)
     elif result.status == "paused" and json_lines:
-        typer.echo(f"paused: {result.reason}\nresume with: {result.resume_command}", err=True)
+        if result.ephemeral:
+            typer.echo(f"paused: {result.reason}\n{EPHEMERAL_NOTE}", err=True)
+        else:
+            typer.echo(f"paused: {result.reason}\nresume with: {result.resume_command}", err=True)
     raise typer.Exit(_EXIT[result.status])
 
 

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich import box
+from rich.cells import cell_len
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from sanctum.codex.base import InvocationSummary, Seal
     from sanctum.spec import TestResult
 
@@ -17,6 +22,7 @@ __all__ = [
     "format_time",
     "invocation_row",
     "invocations_table",
+    "print_table",
     "seal_row",
     "seals_table",
     "test_table",
@@ -63,25 +69,28 @@ def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
     }
 
 
-def invocations_table(summaries: Sequence[InvocationSummary]) -> Table:
-    """Recent invocations: id, ritual, status, supersteps, last update."""
-    table = Table(title="Invocations", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("invocation", style="bold", no_wrap=True)
-    table.add_column("ritual", no_wrap=True, overflow="ellipsis", ratio=1)
-    table.add_column("status", no_wrap=True, min_width=10)
-    table.add_column("steps", justify="right", no_wrap=True, min_width=5)
-    table.add_column("updated", no_wrap=True, min_width=14)
+def invocations_table(summaries: Sequence[InvocationSummary], width: int = 80) -> Table:
+    """Recent invocations: id, status, supersteps, last update, ritual — fitted to ``width``.
+
+    The id and the time are always whole; the ritual's path is shortened, then the
+    ritual, steps and status columns are dropped (in that order) when ``width``
+    (columns) is too narrow for them.
+    """
     colours = {"done": "green", "paused": "yellow", "incomplete": "red"}
-    for summary in summaries:
-        status = summary.status
-        table.add_row(
-            summary.invocation_id,
-            _display_path(_ritual_of(summary.metadata)),
-            f"[{colours.get(status, 'white')}]{status}[/]",
-            str(summary.superstep),
-            format_time(summary.updated),
-        )
-    return table
+    columns = [
+        _Column("invocation", [s.invocation_id for s in summaries], style="bold"),
+        _Column("status", [s.status for s in summaries], drop=3),
+        _Column("steps", [str(s.superstep) for s in summaries], drop=2, justify="right"),
+        _Column("updated", [format_time(s.updated) for s in summaries]),
+        _Column(
+            "ritual",
+            [_display_path(_ritual_of(s.metadata)) for s in summaries],
+            drop=1,
+            shrink_to=10,
+        ),
+    ]
+    styles = [None, [colours.get(s.status, "white") for s in summaries], None, None, None]
+    return _fitted_table("Invocations", columns, styles, width)
 
 
 def seal_row(seal: Seal) -> dict[str, Any]:
@@ -97,31 +106,32 @@ def seal_row(seal: Seal) -> dict[str, Any]:
     }
 
 
-def seals_table(invocation_id: str, seals: Sequence[Seal]) -> Table:
-    """An invocation's history: seal id, superstep, frontier, time, interrupt reason."""
-    table = Table(
-        title=f"Seals of {invocation_id}", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False
-    )
-    table.add_column("seal", style="bold", no_wrap=True)
-    table.add_column("step", justify="right", no_wrap=True)
-    table.add_column("frontier", overflow="fold")
-    table.add_column("time", no_wrap=True)
-    table.add_column("interrupt", overflow="fold")
+def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> Table:
+    """An invocation's history: seal id, superstep, time, frontier, interrupt reason.
+
+    Fitted to ``width`` (columns): the seal id and the time are always whole; the
+    interrupt reason and the frontier are shortened, then dropped, when too narrow.
+    """
+    reasons: list[str] = []
     for seal in seals:
         interrupt = seal.interrupt
         reason = ""
         if interrupt is not None:
             reason = f"{interrupt.get('sigil', '')}: {interrupt.get('reason', '')}"
+            reason = " ".join(reason.split())
             reason = reason if len(reason) <= 40 else reason[:39] + "…"
-        table.add_row(
-            seal.seal_id,
-            str(seal.superstep),
-            ", ".join(seal.frontier) or "END",
-            format_time(seal.timestamp),
-            reason,
-            style="yellow" if interrupt is not None else None,
-        )
-    return table
+        reasons.append(reason)
+    columns = [
+        _Column("seal", [seal.seal_id for seal in seals], style="bold"),
+        _Column("step", [str(seal.superstep) for seal in seals], drop=3, justify="right"),
+        _Column("time", [format_time(seal.timestamp) for seal in seals]),
+        _Column(
+            "frontier", [", ".join(seal.frontier) or "END" for seal in seals], drop=2, shrink_to=8
+        ),
+        _Column("interrupt", reasons, drop=1, shrink_to=12),
+    ]
+    row_styles = ["yellow" if seal.interrupt is not None else None for seal in seals]
+    return _fitted_table(f"Seals of {invocation_id}", columns, None, width, row_styles)
 
 
 def test_table(results: Sequence[TestResult]) -> Table:
@@ -150,3 +160,110 @@ def _escape(text: str) -> str:
     from rich.markup import escape
 
     return escape(text)
+
+
+# --------------------------------------------------------------------------- fitting
+
+_GAP = 2
+"""Columns between two table columns (collapsed padding plus the blank divider)."""
+
+
+@dataclass
+class _Column:
+    """A table column and its plain cells, for fitting to a width.
+
+    ``drop`` orders the columns that may be left out when the width is too small
+    (1 first; 0 never). ``shrink_to`` lets a column be cut (with an ellipsis) down to
+    that many cells before anything is dropped (None: never cut).
+    """
+
+    header: str
+    cells: list[str]
+    drop: int = 0
+    shrink_to: int | None = None
+    style: str | None = None
+    justify: Literal["left", "right"] = "left"
+
+    @property
+    def natural(self) -> int:
+        return max([cell_len(self.header), *(cell_len(c) for c in self.cells)])
+
+
+def _fit(columns: Sequence[_Column], width: int) -> dict[int, int]:
+    """``{column index: width}`` of the columns that fit in ``width`` cells."""
+    widths = {i: c.natural for i, c in enumerate(columns)}
+
+    def total() -> int:
+        return sum(widths.values()) + _GAP * (len(widths) - 1)
+
+    for index in sorted(
+        (i for i, c in enumerate(columns) if c.shrink_to is not None),
+        key=lambda i: columns[i].drop or 99,
+    ):
+        if total() <= width:
+            break
+        floor = max(columns[index].shrink_to or 0, cell_len(columns[index].header))
+        widths[index] = max(floor, min(widths[index], widths[index] - (total() - width)))
+    for index in sorted(
+        (i for i, c in enumerate(columns) if c.drop), key=lambda i: columns[i].drop
+    ):
+        if total() <= width:
+            break
+        del widths[index]
+    return widths
+
+
+def _fitted_table(
+    title: str,
+    columns: Sequence[_Column],
+    cell_styles: Sequence[Sequence[str] | None] | None,
+    width: int,
+    row_styles: Sequence[str | None] | None = None,
+) -> Table:
+    """A table of the columns that fit in ``width``, none of them wrapping."""
+    widths = _fit(columns, width)
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        collapse_padding=True,
+    )
+    kept = sorted(widths)
+    for index in kept:
+        column = columns[index]
+        table.add_column(
+            column.header,
+            style=column.style,
+            justify=column.justify,
+            no_wrap=True,
+            overflow="ellipsis",
+            width=widths[index],
+        )
+    count = len(columns[0].cells) if columns else 0
+    for row in range(count):
+        cells: list[Text] = []
+        for index in kept:
+            styles = cell_styles[index] if cell_styles is not None else None
+            cells.append(Text(columns[index].cells[row], style=styles[row] if styles else ""))
+        table.add_row(*cells, style=row_styles[row] if row_styles is not None else None)
+    return table
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print a table; off a terminal, without the padding spaces that end its lines.
+
+    The table is printed at least as wide as it needs (ids and times are never cut
+    by a narrow console): the width it was fitted to is the console's.
+    """
+    needed = console.measure(table).maximum
+    options = {"width": max(needed, console.width), "crop": False}
+    if console.is_terminal:
+        console.print(table, **options)  # type: ignore[arg-type]
+        return
+    with console.capture() as captured:
+        console.print(table, **options)  # type: ignore[arg-type]
+    text = "\n".join(line.rstrip() for line in captured.get().splitlines())
+    console.file.write(text + "\n")
+    console.file.flush()

@@ -20,7 +20,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 from rich.tree import Tree
 
-from sanctum.cli._common import make_console
+from sanctum.cli._common import EPHEMERAL_NOTE, make_console
 from sanctum.omens.events import (
     CircleEchoed,
     DeltaRejected,
@@ -331,6 +331,9 @@ class RunView:
             where = f" at {result.sigil}" if result.sigil else ""
             console.print(Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident))
             console.print(Text.assemble(("reason: ", "bold"), result.reason or "(none given)"))
+            if result.ephemeral:
+                console.print(Text(EPHEMERAL_NOTE, style="yellow"), soft_wrap=True)
+                return
             console.print(
                 Text.assemble(("resume with: ", "bold"), (result.resume_command, "bold cyan"))
             )

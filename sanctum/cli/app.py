@@ -23,8 +23,11 @@ from sanctum.cli import trace as trace_command
 from sanctum.cli import validate as validate_command
 from sanctum.cli import watch as watch_command
 from sanctum.cli._common import set_debug
+from sanctum.cli._typer_fixes import apply as _apply_typer_fixes
 
 __all__ = ["app", "main"]
+
+_apply_typer_fixes()
 
 app = typer.Typer(
     name="sanctum",

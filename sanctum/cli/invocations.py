@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded, make_console, print_json_line
-from sanctum.cli._options import CodexOpt, JsonOpt
+from sanctum.cli._options import CodexOpt, JsonOpt, check_codex
 
 __all__ = ["invocations", "register"]
 
@@ -24,8 +24,9 @@ def invocations(
     import asyncio
 
     from sanctum.api import list_invocations
-    from sanctum.cli._tables import invocation_row, invocations_table
+    from sanctum.cli._tables import invocation_row, invocations_table, print_table
 
+    check_codex(codex)
     summaries = asyncio.run(list_invocations(codex, limit=limit))
     if json_lines:
         for summary in summaries:
@@ -35,7 +36,7 @@ def invocations(
     if not summaries:
         console.print("no invocations yet; start one with `sanctum run RITUAL.yaml`")
         return
-    console.print(invocations_table(summaries))
+    print_table(console, invocations_table(summaries, console.width))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,15 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded
-from sanctum.cli._options import CodexOpt, JsonOpt, OracleOpt, StreamOpt, TraceOpt, split_modes
+from sanctum.cli._options import (
+    CodexOpt,
+    JsonOpt,
+    OracleOpt,
+    StreamOpt,
+    TraceOpt,
+    check_codex,
+    split_modes,
+)
 from sanctum.cli.run import _api_modes
 
 __all__ = ["register", "resume"]
@@ -24,7 +32,11 @@ def resume(
             "--update",
             "-u",
             metavar="KEY=VALUE",
-            help="A value merged into the Aether before continuing (JSON when it parses).",
+            help=(
+                "A value merged into the Aether before continuing; the name must be a "
+                "conduit or input of the ritual (text for type: string, else JSON when "
+                "it parses)."
+            ),
         ),
     ] = None,
     update_file: Annotated[
@@ -52,10 +64,11 @@ def resume(
     from sanctum.cli._perform import perform
 
     modes = split_modes(stream)
+    check_codex(codex)
     values: dict[str, object] = {}
     if update_file is not None:
         values.update(api.load_input_file(update_file))
-    values.update(api.parse_input_pairs(updates or [], option="--update"))
+    values.update(api.parse_input_pairs(updates or [], option="--update", raw=True))
     performance = api.resume(
         invocation,
         updates=values,

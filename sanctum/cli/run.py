@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded
-from sanctum.cli._options import CodexOpt, JsonOpt, OracleOpt, StreamOpt, TraceOpt, split_modes
+from sanctum.cli._options import (
+    CodexOpt,
+    JsonOpt,
+    OracleOpt,
+    StreamOpt,
+    TraceOpt,
+    check_codex,
+    split_modes,
+)
 
 __all__ = ["register", "run"]
 
@@ -24,7 +32,10 @@ def run(
             "--input",
             "-i",
             metavar="KEY=VALUE",
-            help="An input value (parsed as JSON when it parses, else a string). Repeatable.",
+            help=(
+                "An input value: kept as text for an input declared type: string, else "
+                "read as JSON when it parses (a string otherwise). Repeatable."
+            ),
         ),
     ] = None,
     input_file: Annotated[
@@ -50,10 +61,11 @@ def run(
     from sanctum.cli._perform import perform
 
     modes = split_modes(stream)
+    check_codex(codex)
     values: dict[str, object] = {}
     if input_file is not None:
         values.update(api.load_input_file(input_file))
-    values.update(api.parse_input_pairs(inputs or []))
+    values.update(api.parse_input_pairs(inputs or [], raw=True))
     performance = api.run(
         ritual,
         values,

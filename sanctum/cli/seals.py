@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded, make_console, print_json_line
-from sanctum.cli._options import CodexOpt, JsonOpt
+from sanctum.cli._options import CodexOpt, JsonOpt, check_codex
 
 __all__ = ["register", "seals"]
 
@@ -27,8 +27,9 @@ def seals(
     import asyncio
 
     from sanctum.api import list_seals
-    from sanctum.cli._tables import seal_row, seals_table
+    from sanctum.cli._tables import print_table, seal_row, seals_table
 
+    check_codex(codex)
     history = asyncio.run(list_seals(invocation, codex))
     if json_lines:
         for seal in history:
@@ -37,7 +38,8 @@ def seals(
                 row["aether"] = dict(seal.aether)
             print_json_line(row)
         return
-    make_console().print(seals_table(invocation, history))
+    console = make_console()
+    print_table(console, seals_table(invocation, history, console.width))
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import EXIT_CTRL_C, guarded
-from sanctum.cli._options import CodexOpt, OracleOpt
+from sanctum.cli._options import CodexOpt, OracleOpt, check_codex
 
 __all__ = ["register", "watch"]
 
@@ -47,8 +47,9 @@ def watch(
     values: dict[str, object] = {}
     if input_file is not None:
         values.update(api.load_input_file(input_file))
-    values.update(api.parse_input_pairs(inputs or []))
+    values.update(api.parse_input_pairs(inputs or [], raw=True))
     overrides = api.parse_oracle_overrides(oracle or [])
+    check_codex(codex)
     target = os.path.realpath(ritual)
 
     def fingerprint() -> tuple[int, str] | None:

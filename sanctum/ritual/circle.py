@@ -7,7 +7,9 @@ listens. The Circle's delta holds only the keys the inner run wrote — each fol
 through the inner Conduit's reducer, so an ``append`` Conduit yields just the new
 items — which keeps two Circles of one superstep from clashing on keys they merely
 received. An inner Interrupt propagates outward: resuming the outer Invocation re-runs
-the whole Circle Sigil.
+the whole Circle Sigil. An inner failure reaches the outer loop as the inner
+SigilExecutionError (its message names the Circle's inner run); the outer Sigil's
+``retry_on`` is matched against the original failure it wraps.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ def circle(name: str, rite: Rite) -> Callable[[dict[str, Any], Writer], Awaitabl
             def echo(omen: Omen) -> None:
                 writer.emit(CircleEchoed(circle=name, omen=omen))
 
-            await rite._perform(inner, sink=echo, written=written)
+            await rite._perform(inner, sink=echo, written=written, circle=name)
         else:
-            await rite._perform(inner, written=written)
+            await rite._perform(inner, written=written, circle=name)
         return written
 
     circle_sigil.__name__ = f"circle_{name}"

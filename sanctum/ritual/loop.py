@@ -13,6 +13,7 @@ two concurrent resumptions from forking a history silently.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +60,12 @@ from sanctum.ritual.runner import (
     run_inline,
 )
 
-__all__ = ["Setup", "perform_invocation"]
+__all__ = ["YIELD_INTERVAL", "Setup", "perform_invocation"]
+
+YIELD_INTERVAL = 0.005
+"""Seconds of uninterrupted work after which the loop hands control back to the event
+loop between supersteps (so timeouts, cancellation and other tasks get a turn even when
+every Sigil is synchronous and the Codex never suspends)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,8 +253,19 @@ class _Sealer:
         return seal
 
 
+def _run_label(invocation_id: str, circle: str | None) -> str:
+    """How messages name a run: the Invocation, or a Circle's inner run."""
+    if circle is None:
+        return f"invocation {invocation_id!r}"
+    return f"the inner run {invocation_id!r} of circle {circle!r}"
+
+
 def _execution_error(
-    failure: SigilFailure, aether: Mapping[str, Any], invocation_id: str, superstep: int
+    failure: SigilFailure,
+    aether: Mapping[str, Any],
+    invocation_id: str,
+    superstep: int,
+    circle: str | None,
 ) -> SigilExecutionError:
     error = failure.error
     name = failure.plan.name
@@ -259,9 +276,14 @@ def _execution_error(
         if not error.aether:
             error.aether = dict(aether)
         return error
+    if isinstance(error, SigilExecutionError):
+        # A Circle's inner run failed; its message names the inner run as such.
+        cause = f"its inner run failed: {error}"
+    else:
+        cause = f"{type(error).__name__}: {error}"
     return SigilExecutionError(
-        f"sigil {name!r} failed in superstep {superstep} of invocation {invocation_id!r} "
-        f"after {failure.attempts} attempt(s): {type(error).__name__}: {error}",
+        f"sigil {name!r} failed in superstep {superstep} of "
+        f"{_run_label(invocation_id, circle)} after {failure.attempts} attempt(s): {cause}",
         sigil=name,
         aether=aether,
         invocation_id=invocation_id,
@@ -300,6 +322,7 @@ async def perform_invocation(
     metadata: Mapping[str, Any] | None = None,
     sink: OmenSink | None = None,
     written: dict[str, Any] | None = None,
+    circle: str | None = None,
 ) -> dict[str, Any]:
     """Run one Invocation, fresh or resumed, and return the final Aether.
 
@@ -313,6 +336,8 @@ async def perform_invocation(
         sink: Non-blocking consumer of every Omen (the stream); None builds none.
         written: When given, filled with the folded value of every key the run wrote
             (a Circle's delta).
+        circle: The Circle's name when this run is a Circle's inner run (error
+            messages then say so instead of naming it as the Invocation).
 
     Returns:
         The final Aether.
@@ -353,6 +378,8 @@ async def perform_invocation(
     superstep = state.superstep
     joins = state.joins
     last: str | None = None
+    clock = time.monotonic
+    yielded = clock()
     try:
         if emitter is not None:
             await emitter.emit(
@@ -365,7 +392,7 @@ async def perform_invocation(
         while frontier:
             if superstep >= limit:
                 raise RecursionLimitError(
-                    f"invocation {inv!r} reached the recursion limit of {limit} supersteps "
+                    f"{_run_label(inv, circle)} reached the recursion limit of {limit} supersteps "
                     f"without reaching END; last sigil executed: {last!r}. Check the cycle's "
                     "stop condition, or raise compile(recursion_limit=...)",
                     invocation_id=inv,
@@ -399,7 +426,7 @@ async def perform_invocation(
                 fallback = failure.plan.on_error
                 last = failure.plan.name
                 if fallback is None:
-                    error = _execution_error(failure, aether, inv, superstep)
+                    error = _execution_error(failure, aether, inv, superstep, circle)
                     if error is failure.error:  # a policy timeout, already chained
                         raise error from error.__cause__
                     raise error from failure.error
@@ -409,6 +436,10 @@ async def perform_invocation(
                     _fold_written(written, [(last, {ERRORS_CONDUIT: [entry]})], reducers)
                 state.errors_by = last
                 frontier = (fallback,)
+                now = clock()
+                if sink is not None or now - yielded > YIELD_INTERVAL:
+                    yielded = now
+                    await asyncio.sleep(0)
                 continue
             except Interrupt as pause:
                 pause.invocation_id = inv
@@ -449,8 +480,13 @@ async def perform_invocation(
                     joins=joins,
                     writers=writers,
                 )
-            elif sink is not None:
-                await asyncio.sleep(0)  # let a stream consumer keep pace
+            # Hand control back between supersteps — always when a stream consumer
+            # waits, else once YIELD_INTERVAL passed — so wait_for, aclose() and Ctrl-C
+            # can cancel the run here, right after its latest Seal.
+            now = clock()
+            if sink is not None or now - yielded > YIELD_INTERVAL:
+                yielded = now
+                await asyncio.sleep(0)
         stuck = join_error(joins, graph, inv) if joins else None
         if stuck is not None:
             raise stuck

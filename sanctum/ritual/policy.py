@@ -18,6 +18,12 @@ Precedence on failure (documented contract):
    next superstep (which writes its Seal normally);
 4. otherwise the failure propagates as SigilExecutionError.
 
+A failure is matched against ``retry_on`` through its chain of SigilExecutionError
+causes (:func:`failure_matches`): a Circle Sigil whose inner Rite failed raises the
+inner SigilExecutionError, and ``retry_on=(ConnectionError,)`` still matches when the
+inner Sigil's original failure was a ConnectionError — a Circle is one node whose
+failures are its inner failures.
+
 Timeouts bound async Sigils; a synchronous Sigil body cannot be interrupted mid-run —
 offload blocking work with ``asyncio.to_thread``.
 """
@@ -25,14 +31,52 @@ offload blocking work with ``asyncio.to_thread``.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BackoffFn", "SigilPolicy", "exponential_backoff"]
+from sanctum.errors import SigilExecutionError
+
+__all__ = ["BackoffFn", "SigilPolicy", "exponential_backoff", "failure_chain", "failure_matches"]
 
 BackoffFn = Callable[[int], float]
 """Delay in seconds before retry number ``attempt`` (1-based)."""
+
+
+def failure_chain(error: BaseException) -> Iterator[BaseException]:
+    """Walk a failure and the originals it wraps: ``error``, then down the causes.
+
+    A SigilExecutionError (a Circle's inner failure, a wrapped Sigil failure) hands
+    over to its ``__cause__``; the walk stops at the first exception that is not a
+    SigilExecutionError or has no cause (cycles are cut).
+
+    Args:
+        error: The failure a Sigil attempt raised.
+
+    Returns:
+        An iterator of exceptions, outermost first, the original failure last.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        if not isinstance(current, SigilExecutionError):
+            return
+        current = current.__cause__
+
+
+def failure_matches(error: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    """Whether ``error`` — or an original failure it wraps — is one of ``kinds``.
+
+    Args:
+        error: The failure a Sigil attempt raised.
+        kinds: Exception classes (a policy's ``retry_on``).
+
+    Returns:
+        True when any exception of :func:`failure_chain` is an instance of ``kinds``.
+    """
+    return any(isinstance(link, kinds) for link in failure_chain(error))
 
 
 def exponential_backoff(base: float = 0.1, cap: float = 5.0, jitter: bool = True) -> BackoffFn:

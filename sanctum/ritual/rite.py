@@ -221,9 +221,12 @@ class Rite:
         *,
         sink: OmenSink | None = None,
         written: dict[str, Any] | None = None,
+        circle: str | None = None,
     ) -> dict[str, Any]:
         """Run fresh with an Omen sink and write tracking (used by circle())."""
-        return await perform_invocation(self._setup, input, sink=sink, written=written)
+        return await perform_invocation(
+            self._setup, input, sink=sink, written=written, circle=circle
+        )
 
     def invoke(
         self,

@@ -30,6 +30,7 @@ from sanctum.omens.events import DeltaRejected, SigilBegan, SigilCompleted, Sigi
 from sanctum.ritual.algo import check_delta
 from sanctum.ritual.emitter import Emitter
 from sanctum.ritual.graph import SigilPlan
+from sanctum.ritual.policy import failure_matches
 from sanctum.ritual.writer import NULL_WRITER, SigilWriter
 
 __all__ = [
@@ -188,7 +189,7 @@ async def _attempt(
         except (Interrupt, DeltaTypeError):
             raise
         except Exception as exc:
-            if attempt < plan.retries and isinstance(exc, plan.retry_on):
+            if attempt < plan.retries and failure_matches(exc, plan.retry_on):
                 attempt += 1
                 backoff = plan.backoff
                 delay = float(backoff(attempt)) if backoff is not None else 0.0

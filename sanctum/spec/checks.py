@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import json
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,21 +115,39 @@ class Checker:
     """Check one validated ritual and record problems at their positions.
 
     Args:
-        spec: The validated model.
+        spec: The validated model (only its sound entries when ``dropped`` names some).
         problems: Where to record problems (holds the loaded file's positions).
         folder: The ritual file's folder.
         root: The project folder paths must stay inside.
+        dropped: Section -> names of entries set aside as broken (already reported);
+            they still count as existing, so referring to them is no second error.
     """
 
-    def __init__(self, spec: RitualSpec, problems: Problems, folder: Path, root: Path) -> None:
+    def __init__(
+        self,
+        spec: RitualSpec,
+        problems: Problems,
+        folder: Path,
+        root: Path,
+        *,
+        dropped: Mapping[str, Collection[str]] | None = None,
+    ) -> None:
         self.spec = spec
         self.problems = problems
         self.loaded = problems.loaded
         self.folder = folder
         self.root = root
-        self.conduits = set(spec.aether) | set(spec.inputs)
+        self.dropped: Mapping[str, Collection[str]] = dropped or {}
+
+        def names(section: str) -> set[str]:
+            return {*getattr(spec, section), *self.dropped.get(section, ())}
+
+        self.conduits = names("aether") | names("inputs")
         self.known = {*self.conduits, ERRORS_CONDUIT}
-        self.sigils = set(spec.sigils)
+        self.sigils = names("sigils")
+        self.oracles = names("oracles")
+        self.tomes = names("tomes")
+        self.policies = names("policies")
         self.tome_spells: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ helpers
@@ -161,16 +179,18 @@ class Checker:
                 path, f"{what} {name!r} does not exist{did_you_mean(name, pool)}{hint}"
             )
 
-    def _target(self, path: YamlPath, name: str, owner: str) -> None:
+    def _target(self, path: YamlPath, name: str, owner: str, *, who: str | None = None) -> None:
         if self._quoted_hint(path, key=False):
             return
         if name in END_NAMES:
             return
         if name not in self.sigils:
-            who = "`entry` names" if owner == "entry" else f"sigil {owner!r} points to"
+            if who is None:
+                who = "`entry` names" if owner == "entry" else f"sigil {owner!r} points to"
+            pool = [*self.sigils] if who.startswith("on_error") else [*self.sigils, "END"]
             self.problems.add(
                 path,
-                f"{who} {name!r}, which is not a sigil{did_you_mean(name, [*self.sigils, 'END'])}",
+                f"{who} {name!r}, which is not a sigil{did_you_mean(name, pool)}",
             )
 
     def _conduit(self, path: YamlPath, name: str, owner: str) -> None:
@@ -199,14 +219,18 @@ class Checker:
         self._reducers_and_inputs()
         self._tomes()
         entry = [self.spec.entry] if isinstance(self.spec.entry, str) else self.spec.entry
-        if not entry:
+        if not entry and "entry" not in self.dropped:
             self.problems.add(("entry",), "`entry` names no sigil; name where the ritual begins")
+        seen: set[str] = set()
         for index, name in enumerate(entry):
             path: YamlPath = ("entry",) if isinstance(self.spec.entry, str) else ("entry", index)
             if name in END_NAMES:
                 self.problems.add(path, "the ritual cannot begin at END; name a sigil")
+            elif name in seen:
+                self.problems.add(path, f"`entry` names {name!r} twice; name it once")
             else:
                 self._target(path, name, "entry")
+            seen.add(name)
         for name, oracle in self.spec.oracles.items():
             if getattr(oracle, "provider", "") == "llamacpp" and (
                 (oracle.model is None) == (oracle.package is None)  # type: ignore[union-attr]
@@ -217,7 +241,7 @@ class Checker:
                     key=True,
                 )
         for name, policy in self.spec.policies.items():
-            self._policy(("policies", name), policy, None)
+            self._policy(("policies", name), policy, None, f"policy {name!r}")
         if self.spec.default_policy is not None:
             self._policy_ref(("default_policy",), self.spec.default_policy, None)
         for name, sigil in self.spec.sigils.items():
@@ -325,20 +349,28 @@ class Checker:
 
     def _policy_ref(self, path: YamlPath, policy: PolicySpec | str, owner: str | None) -> None:
         if isinstance(policy, str):
-            self._ref(path, policy, self.spec.policies, "policy", "; define it under `policies:`")
+            self._ref(path, policy, self.policies, "policy", "; define it under `policies:`")
+            named = self.spec.policies.get(policy)
+            if owner is not None and named is not None and named.on_error == owner:
+                self.problems.add(
+                    path,
+                    f"sigil {owner!r} uses policy {policy!r}, whose on_error is {owner!r} "
+                    "itself; a sigil cannot be its own fallback — give it another policy",
+                )
         else:
-            self._policy(path, policy, owner)
+            label = "`default_policy`" if owner is None else f"sigil {owner!r}"
+            self._policy(path, policy, owner, label)
 
-    def _policy(self, path: YamlPath, policy: PolicySpec, owner: str | None) -> None:
+    def _policy(self, path: YamlPath, policy: PolicySpec, owner: str | None, label: str) -> None:
         if policy.on_error is not None:
             target = policy.on_error
             where = (*path, "on_error")
             if target in END_NAMES:
-                self.problems.add(where, "on_error must name a fallback sigil, not END")
+                self.problems.add(where, f"on_error of {label} must name a fallback sigil, not END")
             elif target == owner:
                 self.problems.add(where, f"sigil {owner!r} cannot be its own on_error fallback")
             else:
-                self._target(where, target, owner or "policy")
+                self._target(where, target, owner or "policy", who=f"on_error of {label} names")
         for index, name in enumerate(policy.retry_on or []):
             if exception_class(name) is None:
                 self.problems.add(
@@ -368,8 +400,17 @@ class Checker:
         elif isinstance(sigil.next, list):
             if not sigil.next:
                 self.problems.add((*base, "next"), "`next` is an empty list; name a sigil or END")
+            seen: set[str] = set()
             for index, target in enumerate(sigil.next):
-                self._target((*base, "next", index), target, name)
+                same = "END" if target in END_NAMES else target
+                if same in seen:
+                    self.problems.add(
+                        (*base, "next", index),
+                        f"sigil {name!r} names {target!r} twice in `next`; name it once",
+                    )
+                else:
+                    self._target((*base, "next", index), target, name)
+                seen.add(same)
         if sigil.routes is not None:
             if not sigil.routes:
                 self.problems.add((*base, "routes"), "`routes` is empty; add at least `- to: END`")
@@ -411,7 +452,7 @@ class Checker:
             self._ref(
                 (*base, "agent", "oracle"),
                 agent.oracle,
-                self.spec.oracles,
+                self.oracles,
                 "oracle",
                 "; define it under `oracles:`",
             )
@@ -419,7 +460,7 @@ class Checker:
                 self._ref(
                     (*base, "agent", "tome"),
                     agent.tome,
-                    self.spec.tomes,
+                    self.tomes,
                     "tome",
                     "; define it under `tomes:`",
                 )
@@ -461,7 +502,7 @@ class Checker:
         self._ref(
             (*base, "oracle"),
             sigil.oracle,
-            self.spec.oracles,
+            self.oracles,
             "oracle",
             "; define it under `oracles:`",
         )
@@ -471,11 +512,13 @@ class Checker:
 
     def _spell_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
         if sigil.tome is not None:
-            self._ref((*base, "tome"), sigil.tome, self.spec.tomes, "tome", "")
+            self._ref((*base, "tome"), sigil.tome, self.tomes, "tome", "")
             pools = {sigil.tome: self.tome_spells.get(sigil.tome, set())}
         else:
             pools = self.tome_spells
-        if not self.spec.tomes:
+        if self.dropped.get("tomes") and sigil.tome is None:
+            pass  # a tome is broken (already reported): its spells are unknown
+        elif not self.tomes:
             self.problems.add(
                 (*base, "spell"), "a spell sigil needs a tome; declare one under `tomes:`"
             )

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from sanctum.aether import AetherSchema, Conduit, add, append, merge_dict, overwrite
 from sanctum.codex.base import Codex
 from sanctum.errors import FileProblem, RitualFileError, RitualValidationError
@@ -33,13 +31,11 @@ from sanctum.ritual import (
 )
 from sanctum.ritual.kinds import first_match_router, interrupt_sigil, set_sigil
 from sanctum.spec.checks import END_NAMES, Checker, exception_class
-from sanctum.spec.diagnostics import Problems, did_you_mean
+from sanctum.spec.diagnostics import Problems
 from sanctum.spec.env import looks_secret
 from sanctum.spec.expressions import compile_expression, compile_template
 from sanctum.spec.loader import LoadedFile, YamlPath, load_yaml_file
 from sanctum.spec.models import (
-    SIGIL_KINDS,
-    WARD_KINDS,
     AgentSigil,
     CallSigil,
     CircleSigil,
@@ -68,12 +64,11 @@ from sanctum.spec.resolve import (
     scripted_oracle,
     secret_masker,
 )
+from sanctum.spec.shape import FORMAT_VERSION, validate_shape
+from sanctum.spec.topology import check_topology, file_wording
 from sanctum.wards.base import Ward
 
 __all__ = ["FORMAT_VERSION", "RitualSource", "check_ritual", "compile_ritual", "load_ritual"]
-
-FORMAT_VERSION = 1
-"""The ritual-file format version this sanctum reads (``sanctum: 1``)."""
 
 _REDUCERS = {"overwrite": overwrite, "append": append, "add": add, "merge_dict": merge_dict}
 
@@ -94,6 +89,12 @@ class RitualSource:
 
 def _secrets(loaded: LoadedFile) -> list[str]:
     found = []
+    oracles = loaded.data.get("oracles") if isinstance(loaded.data, dict) else None
+    if isinstance(oracles, dict):  # literal keys too, even of an oracle that is broken
+        for body in oracles.values():
+            key = body.get("api_key") if isinstance(body, dict) else None
+            if isinstance(key, str) and key:
+                found.append(key)
     for path, done in loaded.interpolations.items():
         credential = len(path) == 3 and path[0] == "oracles" and path[2] == "api_key"
         for item in done:
@@ -108,62 +109,6 @@ def _at(data: Any, path: YamlPath) -> Any:
     for part in path:
         data = data[part]
     return data
-
-
-def _kind_problems(
-    value: Any, path: YamlPath, kinds: Sequence[str], what: str, p: Problems, *, optional: bool
-) -> None:
-    if not isinstance(value, dict):
-        return
-    present = [k for k in kinds if k in value]
-    if len(present) == 1 or (optional and not present):
-        return
-    if present:
-        p.add(
-            (*path, present[1]),
-            f"{what} has several kinds ({', '.join(present)}); give exactly one",
-            key=True,
-        )
-        return
-    guesses = [did_you_mean(str(k), kinds) for k in value]
-    hint = next((g for g in guesses if g), "")
-    p.add(path, f"{what} has no kind: give one of {', '.join(kinds)}{hint}", key=True)
-
-
-def _precheck(data: Any, p: Problems) -> bool:
-    if not isinstance(data, dict):
-        p.add((), "a ritual file is a mapping of keys (sanctum: 1, name, entry, sigils, ...)")
-        return False
-    if "sanctum" not in data:
-        p.add_at(1, 1, f"missing format version: add `sanctum: {FORMAT_VERSION}` at the top")
-        return False
-    version = data["sanctum"]
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        p.add(
-            ("sanctum",),
-            f"unknown format version {version!r}; this sanctum reads `sanctum: "
-            f"{FORMAT_VERSION}` files (upgrade sanctum for newer ones)",
-        )
-        return False
-    sigils = data.get("sigils")
-    if isinstance(sigils, dict):
-        for name, body in sigils.items():
-            _kind_problems(body, ("sigils", name), SIGIL_KINDS, f"sigil {name!r}", p, optional=True)
-            if isinstance(body, dict) and isinstance(body.get("scatter"), dict):
-                inner = body["scatter"].get("sigil")
-                _kind_problems(
-                    inner,
-                    ("sigils", name, "scatter", "sigil"),
-                    ("call", "oracle", "spell", "set"),
-                    f"the scatter sigil of {name!r}",
-                    p,
-                    optional=False,
-                )
-    wards = data.get("wards")
-    if isinstance(wards, list):
-        for index, ward in enumerate(wards):
-            _kind_problems(ward, ("wards", index), WARD_KINDS, "ward", p, optional=False)
-    return True
 
 
 def load_ritual(
@@ -191,14 +136,10 @@ def load_ritual(
     file = Path(path)
     loaded = load_yaml_file(file, env=env)
     problems = Problems(loaded, _secrets(loaded))
-    if not _precheck(loaded.data, problems):
+    spec, dropped = validate_shape(loaded, problems)
+    if spec is None:
         problems.raise_if_any()
-    try:
-        spec = RitualSpec.model_validate(loaded.data)
-    except ValidationError as exc:
-        problems.from_validation(exc, RitualSpec)
-        problems.raise_if_any()
-        raise  # pragma: no cover - from_validation always records something
+        raise AssertionError("validate_shape gave no spec and no problem")  # pragma: no cover
     secrets = list(problems.secrets)
     for oracle in spec.oracles.values():
         key = getattr(oracle, "api_key", None)
@@ -207,7 +148,7 @@ def load_ritual(
     problems.secrets.update(secrets)
     root = project_root(file, spec.project)
     folder = file.resolve().parent
-    Checker(spec, problems, folder, root).run()
+    Checker(spec, problems, folder, root, dropped=dropped).run()
     source = RitualSource(file, loaded, root, sorted(set(secrets)))
     elsewhere: list[FileProblem] = []
     chain = (*_chain, file.resolve())
@@ -282,7 +223,12 @@ class _Builder:
     # ------------------------------------------------------------------ pieces
 
     def context(self, aether: Mapping[str, Any]) -> dict[str, Any]:
-        """The names expressions see: conduit defaults under the live Aether."""
+        """The names expressions see: conduit defaults under the live Aether.
+
+        A fresh run already starts with every default (they are Conduit defaults, see
+        :meth:`schema`); this keeps them visible when resuming a Seal written before a
+        default was added to the file, or by an older sanctum that did not seed them.
+        """
         return {**self.defaults, **aether} if self.defaults else dict(aether)
 
     def schema(self) -> AetherSchema:
@@ -333,15 +279,23 @@ class _Builder:
             except ValueError as exc:
                 self.problems.add(("tomes", name, "path"), f"tome {name!r}: {exc}")
                 self._tomes[name] = None
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a spell module calling sys.exit() at import
+                self.problems.add(("tomes", name, "path"), f"tome {name!r}: {_exit_text(exc)}")
+                self._tomes[name] = None
         return self._tomes[name]
 
     def spell(self, path: YamlPath, spell: str, tome: str | None) -> Any:
         names = [tome] if tome is not None else list(self.spec.tomes)
+        broken = False
         for name in names:
             loaded = self.tome(name)
             if loaded is not None and spell in loaded:
                 return loaded.get(spell)
-        self.problems.add(path, f"spell {spell!r} is in no tome")
+            broken = broken or loaded is None
+        if not broken:  # a tome that failed to load is reported already
+            self.problems.add(path, f"spell {spell!r} is in no tome")
         return None
 
     def call(self, path: YamlPath, reference: str) -> Callable[..., Any]:
@@ -552,6 +506,14 @@ class _Builder:
         return ritual
 
 
+def _exit_text(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        code = "" if exc.code is None else repr(exc.code)
+        return f"a spell module called sys.exit({code}) while being imported"
+    detail = f": {exc}" if str(exc) else ""
+    return f"a spell module raised {type(exc).__name__}{detail} while being imported"
+
+
 def _constant(value: Any) -> Callable[[Mapping[str, Any]], Any]:
     import copy
 
@@ -559,12 +521,14 @@ def _constant(value: Any) -> Callable[[Mapping[str, Any]], Any]:
 
 
 def _engine_problem(exc: RitualValidationError, builder: _Builder) -> RitualFileError:
+    """An engine refusal the file checks did not foresee, at the sigils it names."""
     problems = builder.problems
+    message = f"the graph cannot be compiled: {file_wording(str(exc))}"
     named = [s for s in exc.sigils if s in builder.spec.sigils]
     if not named:
-        problems.add(("sigils",), f"the graph cannot be compiled: {exc}", key=True)
+        problems.add(("sigils",), message, key=True)
     for sigil in named:
-        problems.add(("sigils", sigil), f"the graph cannot be compiled: {exc}", key=True)
+        problems.add(("sigils", sigil), message, key=True)
     return RitualFileError(problems.sorted())
 
 
@@ -611,7 +575,10 @@ def compile_ritual(
     if source is None:
         raise TypeError("compile_ritual needs a RitualSpec from load_ritual (it carries positions)")
     builder = _Builder(spec, source, resolve=resolve, oracles=oracles or {}, env=env)
-    ritual = builder.ritual()
+    try:
+        ritual = builder.ritual()
+    except RitualValidationError as exc:
+        raise _engine_problem(exc, builder) from None
     file_wards: list[Ward] = builder.secret_wards()
     redact = builder.mask if source.secrets else None
     file_wards += [build_ward(w, redact) for w in spec.wards] if resolve else []
@@ -621,6 +588,9 @@ def compile_ritual(
             store = open_codex_url(spec.codex)
         except (ResolveError, ImportError) as exc:
             builder.problems.add(("codex",), f"codex: {exc}")
+    # The engine's graph checks, in the file's words and at the place to fix (the file
+    # passed its name checks, so an unreachable sigil is no follow-on of a typo).
+    check_topology(spec, builder.problems)
     builder.problems.raise_if_any()
     try:
         return ritual.compile(

@@ -19,8 +19,9 @@ from pydantic import BaseModel, ValidationError
 from sanctum.errors import FileProblem, RitualFileError
 from sanctum.spec.env import scrub
 from sanctum.spec.loader import YAML11_BOOLEANS, LoadedFile, YamlPath
+from sanctum.spec.models import SIGIL_KEYS, SIGIL_KINDS, SIGIL_MODELS, key_owners
 
-__all__ = ["Problems", "did_you_mean", "suggest"]
+__all__ = ["Problems", "data_path", "did_you_mean", "suggest"]
 
 
 def suggest(word: str, candidates: Iterable[str]) -> str | None:
@@ -111,9 +112,13 @@ class Problems:
         """
         entries = []
         for item in error.errors(include_url=False):
+            path, model, tail = data_path(item["loc"], root)
             if item["type"] == "union_tag_not_found":
-                continue  # reported by the kind checks, with a better message
-            path, model, tail = _data_path(item["loc"], root)
+                value = item.get("input")
+                if not isinstance(value, dict):  # a sigil or ward that is no mapping
+                    empty = ", not empty" if value is None else ""
+                    self.add(path, f"{_label(path)} should be a mapping{empty}", key=True)
+                continue  # a mapping: reported by the kind checks, with a better message
             entries.append((path, model, tail, item))
         by_path: dict[YamlPath, list[tuple[Any, ...]]] = {}
         for entry in entries:
@@ -135,6 +140,9 @@ class Problems:
             key = str(path[-1])
             allowed = _fields_of(model)
             where = _where(path[:-1])
+            if model in SIGIL_MODELS.values():
+                self.add(path, f"unknown key {key!r}{where}{_sigil_key_hint(key, model)}", key=True)
+                return
             self.add(
                 path,
                 f"unknown key {key!r}{where}{did_you_mean(key, allowed)}"
@@ -159,6 +167,27 @@ class Problems:
             self.add(path, f"{_label(path)} must be one of {', '.join(options)}{hint}")
             return
         self.add(path, _type_message(path, [item], self.loaded))
+
+
+def _sigil_key_hint(key: str, model: type[BaseModel]) -> str:
+    """A did-you-mean over every key a sigil can have, and the keys this one allows."""
+    allowed = _fields_of(model)
+    owners = key_owners(key)
+    if owners:
+        hint = f"; `{key}` belongs to {' and '.join(owners)} sigils"
+    elif (best := suggest(key, allowed)) is not None:
+        hint = f"; did you mean {best!r}?"
+    elif (best := suggest(key, SIGIL_KEYS)) is not None:
+        whose = [best] if best in SIGIL_KINDS else key_owners(best)
+        hint = f"; did you mean {best!r}? (it belongs to {' and '.join(whose)} sigils)"
+    else:
+        hint = ""
+    if model is SIGIL_MODELS["pass"]:
+        return (
+            f"{hint} (allowed: {', '.join(sorted(allowed))}, or one kind key: "
+            f"{', '.join(SIGIL_KINDS)})"
+        )
+    return f"{hint} (allowed: {', '.join(sorted(allowed))})"
 
 
 _TYPE_WORDS = {
@@ -257,7 +286,7 @@ def _labels(member: Any) -> set[str]:
     return labels
 
 
-def _data_path(loc: Sequence[Any], root: type[BaseModel]) -> tuple[YamlPath, Any, str | None]:
+def data_path(loc: Sequence[Any], root: type[BaseModel]) -> tuple[YamlPath, Any, str | None]:
     """Map a pydantic error location onto a document path, skipping union labels.
 
     Returns the data path, the model type at the last mapping (for key suggestions),

@@ -12,11 +12,16 @@ every mapping key's and value's ``line:column`` and refuses what YAML lets slip:
 
 ``${VAR}`` references in string values are substituted here (see
 :mod:`sanctum.spec.env`). The result is plain data plus position maps keyed by path
-tuples (``("sigils", "classify", "next")``).
+tuples (``("sigils", "classify", "next")``). Bytes that are not UTF-8 text, or hold
+characters YAML refuses (a NUL: a binary file), are a positioned problem too.
+
+:func:`load_yaml_data` reads a plain data document (an input file, YAML or JSON) with
+the same strictness, messages naming it for what it is, and no ``${VAR}`` substitution.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -42,6 +47,7 @@ __all__ = [
     "LoadedFile",
     "Position",
     "YamlPath",
+    "load_yaml_data",
     "load_yaml_file",
     "load_yaml_text",
 ]
@@ -143,6 +149,58 @@ class LoadedFile:
             key = True
 
 
+@dataclass(frozen=True)
+class _Words:
+    """How messages name the document being read (a ritual file, an input file, ...)."""
+
+    noun: str
+    alias_fix: str
+    anchor_fix: str
+    merge_fix: str
+    empty: str
+    too_big: str
+    documents: str
+
+    @property
+    def plural(self) -> str:
+        return f"{self.noun}s"
+
+
+def _words_for(what: str) -> _Words:
+    if what == "ritual file":
+        return _Words(
+            noun=what,
+            alias_fix="repeat the value, or use default_policy / named policies for reuse",
+            anchor_fix="use default_policy / named policies for reuse",
+            merge_fix="use default_policy / named policies for reuse",
+            empty="file is empty; a ritual file starts with `sanctum: 1`",
+            too_big=" — split it with circle sigils",
+            documents="several YAML documents in one file; a ritual file holds exactly one",
+        )
+    empty = f"the {what} is empty; write one YAML or JSON document (e.g. `name: Ada`)"
+    if what == "test file":
+        empty = "the test file is empty; write `ritual: NAME.yaml` and a list of `cases:`"
+    return _Words(
+        noun=what,
+        alias_fix="repeat the value",
+        anchor_fix="remove the anchor and repeat the value where it is needed",
+        merge_fix="write the keys out in full",
+        empty=empty,
+        too_big="",
+        documents=f"several YAML documents in one {what}; it must hold exactly one",
+    )
+
+
+_RITUAL_WORDS = _words_for("ritual file")
+
+_BAD_BYTE = re.compile(b"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]")
+
+# Characters YAML 1.2 allows in a stream (section 5.1), everything else is refused.
+_BAD_CHARACTER = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
 class _Abort(Exception):
     """A problem after which the document cannot be read further."""
 
@@ -166,10 +224,11 @@ class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser): 
     Refuses anchors, aliases and tags; no constructor ever runs.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, words: _Words) -> None:
         _Parser.__init__(self, text)
         yaml.composer.Composer.__init__(self)
         yaml.resolver.Resolver.__init__(self)
+        self.words = words
         self.refusals: list[tuple[int, int, str]] = []
         self.depth = 0
 
@@ -182,8 +241,8 @@ class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser): 
                 (
                     line,
                     column,
-                    f"aliases (*{event.anchor}) are not allowed in ritual files; "
-                    "repeat the value, or use default_policy / named policies for reuse",
+                    f"aliases (*{event.anchor}) are not allowed in {self.words.plural}; "
+                    + self.words.alias_fix,
                 )
             )
             return ScalarNode(
@@ -198,8 +257,8 @@ class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser): 
                     (
                         line,
                         column,
-                        f"anchors (&{event.anchor}) are not allowed in ritual files; "
-                        "use default_policy / named policies for reuse",
+                        f"anchors (&{event.anchor}) are not allowed in {self.words.plural}; "
+                        + self.words.anchor_fix,
                     )
                 )
             if event.tag is not None and event.tag != "!":
@@ -208,7 +267,7 @@ class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser): 
                     (
                         line,
                         column,
-                        f"tags ({tag}) are not allowed in ritual files; "
+                        f"tags ({tag}) are not allowed in {self.words.plural}; "
                         "write plain values (quote a string)",
                     )
                 )
@@ -252,9 +311,10 @@ def _core_scalar(text: str) -> Any:
 class _Builder:
     """Walks composed nodes into plain data, recording positions and problems."""
 
-    def __init__(self, loaded: LoadedFile, env: Mapping[str, str]) -> None:
+    def __init__(self, loaded: LoadedFile, env: Mapping[str, str] | None, words: _Words) -> None:
         self.loaded = loaded
         self.env = env
+        self.words = words
         self.problems: list[tuple[int, int, str]] = []
 
     def build(self, node: Node, path: YamlPath) -> Any:
@@ -272,7 +332,7 @@ class _Builder:
         plain = not node.style  # libyaml reports plain as "", PyYAML as None
         if plain and text in YAML11_BOOLEANS:
             self.loaded.plain_booleans.add(path)
-        if "${" in text or "$${" in text:
+        if self.env is not None and ("${" in text or "$${" in text):
             try:
                 text, done = interpolate(text, self.env)
             except InterpolationError as exc:
@@ -313,8 +373,8 @@ class _Builder:
                     (
                         line,
                         column,
-                        "merge keys (<<) are not allowed in ritual files; "
-                        "use default_policy / named policies for reuse",
+                        f"merge keys (<<) are not allowed in {self.words.plural}; "
+                        + self.words.merge_fix,
                     )
                 )
                 continue
@@ -358,23 +418,14 @@ def _fail(path: str, problems: list[tuple[int, int, str]]) -> RitualFileError:
     return RitualFileError([FileProblem(path, line, col, msg) for line, col, msg in ordered])
 
 
-def load_yaml_text(
-    text: str | bytes, path: str = "<ritual>", *, env: Mapping[str, str] | None = None
-) -> LoadedFile:
-    """Read ritual-file text strictly into plain data with positions.
+def _position(text: str, offset: int) -> Position:
+    """The 1-based ``(line, column)`` of a character offset in ``text``."""
+    before = text[:offset]
+    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
-    Args:
-        text: The file's content (``bytes`` are decoded as UTF-8, a BOM is allowed).
-        path: The file's name for messages.
-        env: Environment for ``${VAR}`` substitution (defaults to ``os.environ``).
 
-    Returns:
-        The :class:`LoadedFile`.
-
-    Raises:
-        RitualFileError: With every problem found, each as ``path:line:column: message``.
-    """
-    raw = text.encode("utf-8") if isinstance(text, str) else text
+def _decode(raw: bytes, path: str, words: _Words) -> str:
+    """UTF-8 text (a BOM allowed) holding only characters YAML accepts."""
     if len(raw) > MAX_BYTES:
         raise _fail(
             path,
@@ -382,31 +433,49 @@ def load_yaml_text(
                 (
                     1,
                     1,
-                    f"file is {len(raw)} bytes; ritual files are limited to 1 MiB "
-                    f"({MAX_BYTES} bytes) — split it with circle sigils",
+                    f"file is {len(raw)} bytes; {words.plural} are limited to 1 MiB "
+                    f"({MAX_BYTES} bytes){words.too_big}",
                 )
             ],
         )
+    control = _BAD_BYTE.search(raw)
     try:
         decoded = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise _fail(path, [(line, column, "file is not valid UTF-8 text")]) from None
+        if control is None or control.start() > exc.start:
+            before = raw[: exc.start]
+            line = before.count(b"\n") + 1
+            column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1
+            raise _fail(
+                path, [(line, column, "file is not valid UTF-8 text (is it a binary file?)")]
+            ) from None
+        decoded = raw[: control.start() + 1].decode("utf-8-sig", "replace")
+    bad = _BAD_CHARACTER.search(decoded)
+    if bad is not None:
+        line, column = _position(decoded, bad.start())
+        point = ord(bad.group())
+        kind = "control character" if point < 0x20 or 0x7F <= point <= 0x9F else "character"
+        hint = (
+            " (is it a binary file?)"
+            if bad.group() == "\x00"
+            else "; remove it or write it as an escape in a double-quoted string"
+        )
+        raise _fail(path, [(line, column, f"{kind} U+{point:04X} is not allowed in YAML{hint}")])
+    return decoded
+
+
+def _compose(
+    decoded: str, path: str, words: _Words
+) -> tuple[Node | None, list[tuple[int, int, str]]]:
+    """Parse one YAML document into nodes; returns the root node and soft refusals."""
     tabs = _tab_problems(decoded)
     if tabs:
         raise _fail(path, tabs)
     try:
-        composer = _StrictComposer(decoded)
-    except yaml.reader.ReaderError as exc:
-        text_before = decoded[: exc.position]
-        line = text_before.count("\n") + 1
-        column = exc.position - (text_before.rfind("\n") + 1) + 1
-        raise _fail(
-            path,
-            [(line, column, f"control character {exc.character!r} is not allowed in YAML")],
-        ) from None
+        composer = _StrictComposer(decoded, words)
+    except yaml.reader.ReaderError as exc:  # pragma: no cover - _decode refuses these first
+        line, column = _position(decoded, exc.position)
+        raise _fail(path, [(line, column, "character not allowed in YAML")]) from None
     try:
         node = composer.get_single_node()
     except _Abort as exc:
@@ -416,36 +485,58 @@ def load_yaml_text(
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         message = exc.problem or exc.context or "invalid YAML"
         if "expected a single document" in message or "but found another document" in message:
-            message = "several YAML documents in one file; a ritual file holds exactly one"
+            message = words.documents
         raise _fail(path, [*composer.refusals, (line, column, message)]) from None
-    except yaml.YAMLError as exc:
-        raise _fail(path, [(1, 1, f"invalid YAML: {exc}")]) from None
+    except yaml.reader.ReaderError as exc:  # pragma: no cover - _decode refuses these first
+        line, column = _position(decoded, exc.position)
+        raise _fail(path, [(line, column, "character not allowed in YAML")]) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - every parser error is marked
+        raise _fail(path, [(1, 1, f"invalid YAML ({type(exc).__name__})")]) from None
     finally:
         composer.dispose()
+    return node, composer.refusals
+
+
+def _load(text: str | bytes, path: str, env: Mapping[str, str] | None, words: _Words) -> LoadedFile:
+    raw = text.encode("utf-8") if isinstance(text, str) else text
+    decoded = _decode(raw, path, words)
+    node, refusals = _compose(decoded, path, words)
     if node is None:
-        raise _fail(path, [(1, 1, "file is empty; a ritual file starts with `sanctum: 1`")])
+        raise _fail(path, [(1, 1, words.empty)])
     loaded = LoadedFile(path=path, data=None)
-    builder = _Builder(loaded, os.environ if env is None else env)
+    builder = _Builder(loaded, env, words)
     loaded.data = builder.build(node, ())
-    problems = composer.refusals + builder.problems
+    problems = refusals + builder.problems
     if problems:
         raise _fail(path, problems)
     return loaded
 
 
-def load_yaml_file(path: str | Path, *, env: Mapping[str, str] | None = None) -> LoadedFile:
-    """Read a ritual file from disk strictly (see :func:`load_yaml_text`).
+def load_yaml_text(
+    text: str | bytes,
+    path: str = "<ritual>",
+    *,
+    env: Mapping[str, str] | None = None,
+    what: str = "ritual file",
+) -> LoadedFile:
+    """Read ritual-file text strictly into plain data with positions.
 
     Args:
-        path: The file to read.
+        text: The file's content (``bytes`` are decoded as UTF-8, a BOM is allowed).
+        path: The file's name for messages.
         env: Environment for ``${VAR}`` substitution (defaults to ``os.environ``).
+        what: What the document is, for messages (``"ritual file"``, ``"test file"``).
 
     Returns:
         The :class:`LoadedFile`.
 
     Raises:
-        RitualFileError: For a missing/unreadable file or any problem in it.
+        RitualFileError: With every problem found, each as ``path:line:column: message``.
     """
+    return _load(text, path, os.environ if env is None else env, _words_for(what))
+
+
+def _read(path: str | Path, words: _Words) -> tuple[str, bytes]:
     name = str(path)
     target = Path(path)
     try:
@@ -457,8 +548,8 @@ def load_yaml_file(path: str | Path, *, env: Mapping[str, str] | None = None) ->
                     (
                         1,
                         1,
-                        f"file is {size} bytes; ritual files are limited to 1 MiB "
-                        f"({MAX_BYTES} bytes) — split it with circle sigils",
+                        f"file is {size} bytes; {words.plural} are limited to 1 MiB "
+                        f"({MAX_BYTES} bytes){words.too_big}",
                     )
                 ],
             )
@@ -466,5 +557,93 @@ def load_yaml_file(path: str | Path, *, env: Mapping[str, str] | None = None) ->
             raw = handle.read(MAX_BYTES + 1)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise _fail(name, [(1, 1, f"cannot read the ritual file: {reason}")]) from None
-    return load_yaml_text(raw, name, env=env)
+        raise _fail(name, [(1, 1, f"cannot read the {words.noun}: {reason}")]) from None
+    return name, raw
+
+
+def load_yaml_file(
+    path: str | Path, *, env: Mapping[str, str] | None = None, what: str = "ritual file"
+) -> LoadedFile:
+    """Read a ritual file from disk strictly (see :func:`load_yaml_text`).
+
+    Args:
+        path: The file to read.
+        env: Environment for ``${VAR}`` substitution (defaults to ``os.environ``).
+        what: What the document is, for messages (``"ritual file"``, ``"test file"``).
+
+    Returns:
+        The :class:`LoadedFile`.
+
+    Raises:
+        RitualFileError: For a missing/unreadable file or any problem in it.
+    """
+    words = _words_for(what)
+    name, raw = _read(path, words)
+    return _load(raw, name, os.environ if env is None else env, words)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (a scalar is 0)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            level += 1
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level) for child in children)
+    return deepest
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def load_yaml_data(
+    source: str | bytes | Path, *, name: str | None = None, what: str = "input file"
+) -> Any:
+    """Read one plain YAML or JSON data document strictly (an input file, say).
+
+    The same strict reading as ritual files — YAML 1.2 scalars, no duplicate keys,
+    anchors, aliases, merge keys or tags, one document, no tabs in indentation, at most
+    1 MiB and 64 levels of nesting, UTF-8 text only — with messages that speak of
+    ``what`` rather than of ritual files. ``${VAR}`` is *not* substituted: data is
+    taken literally. JSON is read as JSON first (so tab-indented JSON is fine).
+
+    Args:
+        source: A :class:`~pathlib.Path` is read from disk; ``str`` or ``bytes`` is
+            the document itself.
+        name: The name messages give the document (default: the path, or
+            ``"<input>"`` for text).
+        what: What the document is, for messages (e.g. ``"input file"``).
+
+    Returns:
+        The document as plain dicts, lists and scalars (whatever its top level is).
+
+    Raises:
+        RitualFileError: For an unreadable, binary, empty or malformed document, each
+            problem as ``name:line:column: message``.
+    """
+    words = _words_for(what)
+    if isinstance(source, Path):
+        label, raw = _read(source, words)
+        label = name or label
+    else:
+        label = name or "<input>"
+        raw = source.encode("utf-8") if isinstance(source, str) else source
+    decoded = _decode(raw, label, words)
+    if decoded.lstrip().startswith(("{", "[")):
+        try:
+            data = json.loads(decoded, object_pairs_hook=_refuse_duplicates)
+        except (ValueError, RecursionError):
+            pass  # not plain JSON: the YAML reader says what is wrong, with a position
+        else:
+            if _depth(data) <= MAX_DEPTH:
+                return data
+    return _load(decoded, label, None, words).data

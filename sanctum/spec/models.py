@@ -17,7 +17,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, PrivateAttr, Tag
 
 __all__ = [
+    "COMMON_SIGIL_KEYS",
+    "SIGIL_KEYS",
     "SIGIL_KINDS",
+    "SIGIL_MODELS",
     "WARD_KINDS",
     "AgentOptions",
     "AgentSigil",
@@ -51,6 +54,7 @@ __all__ = [
     "TraceWardSpec",
     "UsageWardSpec",
     "WardSpec",
+    "key_owners",
 ]
 
 SIGIL_KINDS = ("call", "oracle", "agent", "spell", "interrupt", "set", "circle", "scatter")
@@ -477,6 +481,51 @@ SigilSpec = Annotated[
         "spell, interrupt, set, circle, scatter it holds (none: it only routes)."
     ),
 ]
+
+
+SIGIL_MODELS: dict[str, type[BaseModel]] = {
+    "call": CallSigil,
+    "oracle": OracleSigil,
+    "agent": AgentSigil,
+    "spell": SpellSigil,
+    "interrupt": InterruptSigil,
+    "set": SetSigil,
+    "circle": CircleSigil,
+    "scatter": ScatterSigil,
+    "pass": PassSigil,
+}
+"""The model of each sigil kind (``pass``: a sigil without a kind key, that only routes)."""
+
+COMMON_SIGIL_KEYS: tuple[str, ...] = tuple(
+    field.alias or name for name, field in PassSigil.model_fields.items()
+)
+"""Keys every sigil may have, whatever its kind."""
+
+SIGIL_KEYS: frozenset[str] = frozenset(
+    field.alias or name
+    for model in SIGIL_MODELS.values()
+    for name, field in model.model_fields.items()
+)
+"""Every key some sigil may have (kind keys and their companions included)."""
+
+
+def key_owners(key: str) -> list[str]:
+    """The sigil kinds a companion key belongs to (``prompt`` -> oracle, agent).
+
+    Args:
+        key: A sigil key.
+
+    Returns:
+        The kinds whose model has this key, in documented order; empty for common keys,
+        kind keys and unknown keys.
+    """
+    if key in COMMON_SIGIL_KEYS or key in SIGIL_KINDS:
+        return []
+    return [
+        kind
+        for kind in SIGIL_KINDS
+        if any((f.alias or n) == key for n, f in SIGIL_MODELS[kind].model_fields.items())
+    ]
 
 
 # --------------------------------------------------------------------------- wards

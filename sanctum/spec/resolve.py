@@ -179,6 +179,20 @@ def import_callable(reference: str, folder: Path) -> Callable[..., Any]:
         raise ResolveError(
             f"importing {module_name!r} failed: {type(exc).__name__}: {exc}"
         ) from exc
+    except KeyboardInterrupt:
+        raise
+    except SystemExit as exc:
+        # A module that exits while being imported must not end the caller's process.
+        raise ResolveError(
+            f"module {module_name!r} called sys.exit({'' if exc.code is None else repr(exc.code)}) "
+            'while being imported; move that call under `if __name__ == "__main__":`'
+        ) from None
+    except BaseException as exc:  # GeneratorExit, CancelledError, a custom BaseException
+        raise ResolveError(
+            f"importing {module_name!r} raised {type(exc).__name__}"
+            f"{': ' + str(exc) if str(exc) else ''} (a BaseException, not an Exception); "
+            "a module must import without raising"
+        ) from None
     target = getattr(module, attribute, None)
     if target is None:
         names = [n for n in vars(module) if not n.startswith("_")]

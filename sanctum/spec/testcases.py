@@ -35,10 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from sanctum.errors import Interrupt, RitualFileError, SanctumError
-from sanctum.spec.diagnostics import Problems
-from sanctum.spec.loader import load_yaml_file
-from sanctum.spec.models import ScriptedOracleSpec, ScriptLine
+from sanctum.aether import ERRORS_CONDUIT
+from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError
+from sanctum.spec.diagnostics import Problems, did_you_mean
+from sanctum.spec.loader import YamlPath, load_yaml_file
+from sanctum.spec.models import RitualSpec, ScriptedOracleSpec, ScriptLine
 
 __all__ = ["RitualTestCase", "RitualTestExpect", "RitualTestSpec", "TestResult", "run_ritual_tests"]
 
@@ -102,8 +103,8 @@ class TestResult:
         message: Why it failed ("" when it passed).
         status: What happened: done, interrupted or failed.
         duration: Wall time in seconds.
-        aether: The last Aether seen (final, or at the last interrupt), conduit
-            defaults filled in where nothing was written.
+        aether: The last Aether seen: final, or at the last interrupt (a fresh run
+            starts with every conduit's default); empty when the run failed.
     """
 
     __test__ = False  # not a pytest class
@@ -117,20 +118,126 @@ class TestResult:
     aether: dict[str, Any] = field(default_factory=dict)
 
 
-def load_test_file(path: str | Path) -> RitualTestSpec:
-    """Read a ``*.test.yaml`` file strictly.
+def load_test_file(path: str | Path, *, env: Mapping[str, str] | None = None) -> RitualTestSpec:
+    """Read a ``*.test.yaml`` file strictly and check it against the ritual it names.
+
+    Besides the file's own shape: the ``ritual:`` file must exist and be sound (its
+    problems are listed after this file's), and every case may only give inputs the
+    ritual declares (and must give those without a default), script oracles it has,
+    and resume or expect conduits it has — each with a did-you-mean. Loading the
+    ritual imports no user code.
+
+    Args:
+        path: The test file.
+        env: Environment for ``${VAR}`` (default ``os.environ``).
+
+    Returns:
+        The RitualTestSpec.
 
     Raises:
         RitualFileError: For any problem, as ``path:line:column: message``.
     """
-    loaded = load_yaml_file(path)
+    loaded = load_yaml_file(path, env=env, what="test file")
+    problems = Problems(loaded)
+    spec: RitualTestSpec | None = None
     try:
-        return RitualTestSpec.model_validate(loaded.data)
+        spec = RitualTestSpec.model_validate(loaded.data)
     except ValidationError as exc:
-        problems = Problems(loaded)
         problems.from_validation(exc, RitualTestSpec)
-        problems.raise_if_any()
-        raise  # pragma: no cover
+    ritual_name = loaded.data.get("ritual") if isinstance(loaded.data, dict) else None
+    elsewhere: list[FileProblem] = []
+    if isinstance(ritual_name, str):
+        ritual = _ritual_of(Path(path), ritual_name, problems, env, elsewhere)
+        if ritual is not None and spec is not None:
+            _check_cases(spec, ritual, problems)
+    if problems or elsewhere:
+        raise RitualFileError([*problems.sorted(), *elsewhere])
+    assert spec is not None
+    return spec
+
+
+def _ritual_of(
+    path: Path,
+    name: str,
+    problems: Problems,
+    env: Mapping[str, str] | None,
+    elsewhere: list[FileProblem],
+) -> RitualSpec | None:
+    """Load the ritual a test file names, reporting at its ``ritual:`` value."""
+    from sanctum.spec.compiler import load_ritual
+
+    target = path.parent / name
+    if not target.is_file():
+        siblings = [
+            p.name
+            for p in path.parent.glob("*.y*ml")
+            if p.is_file() and not p.name.endswith((TEST_SUFFIX, ".test.yml"))
+        ]
+        problems.add(
+            ("ritual",),
+            f"ritual file {name!r} does not exist (looked for {target.resolve()}; the path "
+            f"is relative to this test file){did_you_mean(name, siblings)}",
+        )
+        return None
+    try:
+        return load_ritual(target, env=env)
+    except RitualFileError as exc:
+        problems.add(("ritual",), f"ritual file {name!r} has problems (see below)")
+        elsewhere.extend(exc.problems)
+        return None
+
+
+def _check_cases(spec: RitualTestSpec, ritual: RitualSpec, problems: Problems) -> None:
+    """Check each case's names against the ritual's inputs, oracles and conduits."""
+    inputs = dict(ritual.inputs)
+    required = [n for n, i in inputs.items() if "default" not in i.model_fields_set]
+    conduits = {*ritual.aether, *inputs, ERRORS_CONDUIT}
+    label = f"ritual {ritual.name!r}"
+    for index, case in enumerate(spec.cases):
+        base: YamlPath = ("cases", index)
+        who = f"case {case.name!r}"
+        for key in case.inputs:
+            if key not in inputs:
+                declared = ", ".join(sorted(inputs)) or "none"
+                problems.add(
+                    (*base, "inputs", key),
+                    f"{who}: {label} declares no input {key!r}{did_you_mean(key, inputs)} "
+                    f"(declared inputs: {declared})",
+                    key=True,
+                )
+        missing = [n for n in required if n not in case.inputs]
+        if missing:
+            where: YamlPath = (*base, "inputs") if "inputs" in case.model_fields_set else base
+            problems.add(
+                where,
+                f"{who} does not give the required input(s) {', '.join(map(repr, missing))} "
+                f"of {label}; add them under `inputs:`",
+                key="inputs" in case.model_fields_set,
+            )
+        for key in case.responses:
+            if key not in ritual.oracles:
+                problems.add(
+                    (*base, "responses", key),
+                    f"{who}: {label} has no oracle {key!r} to script"
+                    f"{did_you_mean(key, ritual.oracles)}",
+                    key=True,
+                )
+        for number, update in enumerate(case.resume):
+            for key in update:
+                if key not in conduits:
+                    problems.add(
+                        (*base, "resume", number, key),
+                        f"{who}: {label} has no conduit {key!r} to resume with"
+                        f"{did_you_mean(key, conduits)}",
+                        key=True,
+                    )
+        for key in case.expect.aether:
+            if key not in conduits:
+                problems.add(
+                    (*base, "expect", "aether", key),
+                    f"{who}: {label} has no conduit {key!r}{did_you_mean(key, conduits)}",
+                    key=True,
+                )
 
 
 async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult:
@@ -139,7 +246,6 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
 
     started = time.perf_counter()
     status, message, aether = "done", "", {}
-    defaults: dict[str, Any] = {}
     reasons: list[str] = []
     try:
         spec = load_ritual(ritual)
@@ -150,12 +256,10 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
             oracles[name] = ScriptedOracleSpec(
                 provider="scripted", model="scripted", responses=lines
             )
-        defaults = {k: v.default for k, v in spec.aether.items() if "default" in v.model_fields_set}
         patched = spec.model_copy(update={"oracles": oracles})
         patched._source = spec._source
         rite = compile_ritual(patched, codex=MemoryCodex())
-        given = {k: v.default for k, v in spec.inputs.items() if "default" in v.model_fields_set}
-        given.update(case.inputs)
+        given = dict(case.inputs)  # inputs and conduits left out start at their defaults
         invocation = "sanctum-test"
         updates = list(case.resume)
         try:
@@ -176,7 +280,7 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
             aether = dict(seal.aether) if seal is not None else {}
     except (SanctumError, ValueError, TypeError, RuntimeError) as exc:
         status, message = "failed", f"{type(exc).__name__}: {exc}"
-    seen = {**defaults, **aether}
+    seen = dict(aether)  # a fresh run starts with every conduit's default
     failures = _compare(case, status, message, seen, reasons)
     return TestResult(
         file=file,

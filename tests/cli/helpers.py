@@ -118,13 +118,19 @@ def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def invoke(args: Sequence[str], cwd: Path, *, input: str | None = None) -> Result:
+def invoke(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    input: str | bytes | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Result:
     """Run the app in-process from ``cwd`` (deterministic console); return the Result."""
     runner = CliRunner()
     old = Path.cwd()
     os.chdir(cwd)
     try:
-        return runner.invoke(app, list(args), input=input, env=_env(), catch_exceptions=False)
+        return runner.invoke(app, list(args), input=input, env=_env(env), catch_exceptions=False)
     finally:
         os.chdir(old)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from sanctum.codex.base import Seal
 from sanctum.codex.sqlite import SqliteCodex
 
-__all__ = ["seed"]
+__all__ = ["LONG_ID", "LONG_SEAL", "seed", "seed_long"]
 
 
 def seed(directory: Path) -> Path:
@@ -43,6 +43,38 @@ def seed(directory: Path) -> Path:
                 0,
                 timestamp=1_700_000_002.0,
                 metadata={**ritual, "interrupt": {"reason": "Approve?", "sigil": "ask"}},
+            ),
+        )
+        await codex.aclose()
+
+    asyncio.run(write())
+    return path
+
+
+LONG_ID = "0123456789abcdef0123456789abcdef"
+"""A uuid4-hex long invocation id, as ``sanctum run`` makes them."""
+LONG_SEAL = "fedcba9876543210fedcba9876543210"
+
+
+def seed_long(directory: Path) -> Path:
+    """Write one paused invocation with full-length ids, a deep ritual path and a long reason."""
+    path = directory / ".sanctum" / "codex.db"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ritual_path = directory / "rituals" / "departments" / "support" / "triage-and-escalate.yaml"
+    ritual = {"ritual": {"path": str(ritual_path), "sha256": "sha256:00"}}
+    reason = "Approve the refund of 420 EUR for the customer whose parcel went missing?"
+
+    async def write() -> None:
+        codex = SqliteCodex(path)
+        await codex.put(
+            LONG_ID,
+            Seal(
+                LONG_SEAL,
+                {"q": "?"},
+                ("approve_refund", "notify_customer"),
+                12,
+                timestamp=1_700_000_002.0,
+                metadata={**ritual, "interrupt": {"reason": reason, "sigil": "approve_refund"}},
             ),
         )
         await codex.aclose()

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sanctum.__about__ import __version__
 from tests.cli.helpers import REPO, invoke, sanctum
 
@@ -52,6 +54,24 @@ def test_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke(["conjure"], tmp_path)
     assert result.exit_code == 2
     assert "conjure" in result.output
+
+
+def test_usage_errors_are_one_line_naming_the_help(tmp_path: Path) -> None:
+    result = invoke(["run", "--bogus", "r.yaml"], tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr == "error: No such option: --bogus (see `sanctum run --help`)\n"
+
+
+@pytest.mark.parametrize("command", ["", "run", "resume", "invocations", "seals", "test"])
+def test_flags_show_no_type_placeholder(tmp_path: Path, command: str) -> None:
+    result = invoke([*command.split(), "--help"], tmp_path, env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "<bool>" not in result.stdout
+    flags = [line for line in result.stdout.splitlines() if "--json" in line or "--help" in line]
+    assert flags
+    for line in flags:
+        assert "<" not in line, line
+    assert "URL" in invoke(["run", "--help"], tmp_path).stdout  # valued options keep theirs
 
 
 def test_console_script_and_module_agree(tmp_path: Path) -> None:

@@ -60,10 +60,54 @@ def test_a_deleted_ritual_is_named(tmp_path: Path) -> None:
 
 
 def test_unknown_invocation(tmp_path: Path) -> None:
+    _pause(tmp_path)
     result = invoke(["resume", "--invocation", "ghost"], tmp_path)
     assert result.exit_code == 2
     assert "unknown invocation 'ghost'" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_missing_codex_is_named_and_not_created(tmp_path: Path) -> None:
+    result = invoke(["resume", "--invocation", "a1"], tmp_path)
+    assert result.exit_code == 2
+    assert "no codex here yet" in result.stderr
+    assert not (tmp_path / ".sanctum").exists()
+    other = invoke(["resume", "--invocation", "a1", "--codex", "sqlite:///gone.db"], tmp_path)
+    assert other.exit_code == 2
+    assert "does not exist" in other.stderr
+    assert not (tmp_path / "gone.db").exists()
+
+
+def test_a_misspelled_update_is_refused_with_a_suggestion(tmp_path: Path) -> None:
+    _pause(tmp_path)
+    typo = invoke(["resume", "--invocation", "a1", "-u", "aproved=true"], tmp_path)
+    assert typo.exit_code == 2, typo.output
+    assert "declares no conduit 'aproved'; did you mean 'approved'?" in typo.stderr
+    assert "failed" not in typo.output
+    (tmp_path / "answer.yaml").write_text("answerd: true\n", encoding="utf-8")
+    from_file = invoke(["resume", "--invocation", "a1", "--update-file", "answer.yaml"], tmp_path)
+    assert from_file.exit_code == 2
+    assert "did you mean 'answered'?" in from_file.stderr
+    # nothing was resumed: the invocation still answers a correct resume
+    good = invoke(["resume", "--invocation", "a1", "-u", "answered=true"], tmp_path)
+    assert good.exit_code == 0, good.output
+
+
+def test_updates_are_read_for_the_conduit_type(tmp_path: Path) -> None:
+    _pause(tmp_path)
+    wrong = invoke(["resume", "--invocation", "a1", "-u", "approved=yes"], tmp_path)
+    assert wrong.exit_code == 2
+    assert "must be of type boolean" in wrong.stderr
+    nan = invoke(["resume", "--invocation", "a1", "-u", "answered=NaN"], tmp_path)
+    assert nan.exit_code == 2
+    assert "NaN and Infinity are not allowed" in nan.stderr
+    text = invoke(
+        ["resume", "--invocation", "a1", "-u", "answered=true", "-u", "name=42", "--json"],
+        tmp_path,
+    )
+    assert text.exit_code == 0, text.output
+    # `name` is an input of type string: 42 arrives as the text "42"
+    assert json.loads(text.stdout.splitlines()[-1])["aether"]["name"] == "42"
 
 
 def test_time_travel_from_an_earlier_seal(tmp_path: Path) -> None:

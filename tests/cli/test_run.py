@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.helpers import (
     APPROVE,
     COUNTER,
@@ -95,10 +97,67 @@ def test_inputs_are_checked_against_the_declaration(tmp_path: Path) -> None:
     typo = invoke(["run", str(ritual), "-i", "nmae=Ada"], tmp_path)
     assert typo.exit_code == 2
     assert "did you mean 'name'?" in typo.stderr
-    wrong = invoke(["run", str(ritual), "-i", "name=42"], tmp_path)
+    wrong = invoke(["run", str(ritual), "-i", "name=Ada", "-i", "approved=1"], tmp_path)
     assert wrong.exit_code == 2
-    assert "must be of type string" in wrong.stderr
+    assert "declares no input 'approved'" in wrong.stderr
     assert "Traceback" not in wrong.output
+
+
+def test_a_string_input_keeps_the_raw_text(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    result = invoke(["run", str(ritual), "-i", "name=42", "--json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    final = _json_lines(result.stdout)[-1]
+    assert final["aether"]["name"] == "42"
+    assert final["aether"]["greeting"] == "hello 42"
+    quoted = invoke(["run", str(ritual), "-i", 'name="x"', "--json"], tmp_path)
+    assert _json_lines(quoted.stdout)[-1]["aether"]["name"] == '"x"'
+
+
+def test_typed_inputs_are_read_as_json(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "counter.yaml", COUNTER)
+    done = invoke(["run", str(ritual), "-i", "limit=2", "-i", "delay=0", "--json"], tmp_path)
+    assert done.exit_code == 0, done.output
+    assert _json_lines(done.stdout)[-1]["aether"]["count"] == 2
+    wrong = invoke(["run", str(ritual), "-i", "limit=two"], tmp_path)
+    assert wrong.exit_code == 2
+    assert "input 'limit' must be of type integer, got string \"two\"" in wrong.stderr
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_non_finite_numbers_are_refused_before_the_run(tmp_path: Path, value: str) -> None:
+    ritual = write_ritual(tmp_path, "counter.yaml", COUNTER)
+    result = invoke(["run", str(ritual), "-i", f"delay={value}", "--invocation", "n1"], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "NaN and Infinity are not allowed" in result.stderr
+    assert result.stdout == ""
+    listed = invoke(["invocations", "--json"], tmp_path)
+    assert "n1" not in listed.stdout
+
+
+def test_a_pause_in_a_memory_codex_offers_no_resume_command(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "approve.yaml", APPROVE)
+    people = invoke(["run", str(ritual), "-i", "name=Ada", "--codex", "memory:"], tmp_path)
+    assert people.exit_code == 3
+    assert "resume with" not in people.output
+    assert "not resumable: a memory: codex ends with this process" in people.stdout
+    machines = invoke(
+        ["run", str(ritual), "-i", "name=Ada", "--codex", "memory:", "--json"], tmp_path
+    )
+    assert machines.exit_code == 3
+    assert _json_lines(machines.stdout)[-1]["resume"] is None
+    assert "resume with" not in machines.stderr
+    assert "not resumable" in machines.stderr
+    assert not (tmp_path / ".sanctum").exists()
+
+
+def test_garbage_codex_is_refused_before_anything_is_created(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    for url in ("garbage", "memory:foo", "::::", "sqlite:///:memory:"):
+        result = invoke(["run", str(ritual), "--codex", url], tmp_path)
+        assert result.exit_code == 2, url
+        assert "sqlite:///relative/path.db" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["greet.yaml"]
 
 
 def test_missing_and_broken_ritual_files(tmp_path: Path) -> None:
@@ -273,7 +332,7 @@ def test_killed_run_resumes_to_the_same_final_aether(tmp_path: Path) -> None:
     try:
         _wait_for_seals(process, 2)
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=20)
+        process.communicate(timeout=20)  # also closes the pipes
     finally:
         if process.poll() is None:
             process.kill()

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from sanctum.cli._tables import format_time
 from tests.cli.helpers import invoke
-from tests.cli.seeding import seed
+from tests.cli.seeding import LONG_ID, LONG_SEAL, seed, seed_long
 
 
 def test_history_table(tmp_path: Path) -> None:
@@ -48,3 +51,21 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     result = invoke(["--debug", "seals", "--invocation", "nope"], tmp_path)
     assert result.exit_code == 2
     assert "Traceback" in result.stderr
+
+
+@pytest.mark.parametrize("columns", ["80", "50", "140"])
+def test_the_table_keeps_seal_ids_times_and_headers_whole(tmp_path: Path, columns: str) -> None:
+    seed_long(tmp_path)
+    result = invoke(["seals", "--invocation", LONG_ID], tmp_path, env={"COLUMNS": columns})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if LONG_SEAL in line)
+    assert format_time(1_700_000_002.0) in row
+    header = next(line for line in lines if line.startswith("seal"))
+    assert header.split()[:2] == ["seal", "step"] or header.split()[:2] == ["seal", "time"]
+    assert "interrup " not in header
+    assert not any(line.strip() == "t" for line in lines)
+    assert all(line == line.rstrip() for line in lines)
+    assert all(len(line) <= int(columns) for line in lines if LONG_ID not in line)
+    if columns == "140":
+        assert "approve_refund: Approve the refund" in row

@@ -61,3 +61,32 @@ def test_nothing_to_test(tmp_path: Path) -> None:
     lonely = invoke(["test", "greet.yaml"], tmp_path)
     assert lonely.exit_code == 2
     assert "greet.test.yaml" in lonely.stderr
+
+
+def test_a_malformed_test_file_is_bad_input(tmp_path: Path) -> None:
+    write_ritual(tmp_path, "greet.yaml", GREET)
+    (tmp_path / "greet.test.yaml").write_text(
+        "ritual: greet.yaml\ncases:\n  - name: typo\n    inputz: {name: Ada}\n", encoding="utf-8"
+    )
+    result = invoke(["test", "greet.test.yaml"], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "greet.test.yaml:4:5:" in result.stderr
+    assert "inputz" in result.stderr
+    assert "FAIL" not in result.output
+
+
+def test_a_test_file_naming_a_missing_ritual_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "ghost.test.yaml").write_text("cases: []\nritual: ghost.yaml\n", encoding="utf-8")
+    result = invoke(["test", "ghost.test.yaml"], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("ghost.test.yaml:2:")
+    assert "ghost.yaml" in result.stderr.partition(": ")[2]
+
+
+def test_broken_yaml_in_a_test_file_names_its_position(tmp_path: Path) -> None:
+    write_ritual(tmp_path, "greet.yaml", GREET)
+    (tmp_path / "greet.test.yaml").write_text("ritual: greet.yaml\ncases: [\n", encoding="utf-8")
+    done = sanctum(["test", str(tmp_path)], tmp_path)
+    assert done.returncode == 2
+    assert "greet.test.yaml:" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -124,7 +124,9 @@ async def test_redirect_to_another_port_does_not_carry_the_key(
 
 async def test_same_origin_307_is_followed_with_the_body(server: ModelServer) -> None:
     server.reply(redirect("/v2/chat/completions", 307), oa_completion("moved"))
-    response = await OpenAICompatibleOracle("m", base_url=server.url).generate(HELLO)
+    oracle = OpenAICompatibleOracle("m", base_url=server.url)
+    response = await oracle.generate(HELLO)
+    await oracle.aclose()
     assert response.text == "moved"
     assert [r.path for r in server.requests] == ["/v1/chat/completions", "/v2/chat/completions"]
     assert server.requests[1].json["messages"] == HELLO
@@ -164,8 +166,10 @@ async def test_garbage_stream_lines_are_errors_not_crashes(server: ModelServer) 
 async def test_deeply_nested_json_is_an_error_not_a_crash(server: ModelServer) -> None:
     depth = 200_000
     server.reply(Reply(200, b"[" * depth + b"]" * depth))
+    oracle = OllamaOracle("m", base_url=server.url)
     with pytest.raises(OracleResponseError, match="not JSON"):
-        await OllamaOracle("m", base_url=server.url).generate(HELLO)
+        await oracle.generate(HELLO)
+    await oracle.aclose()
 
 
 async def test_deeply_nested_sse_event_is_an_error_not_a_crash(server: ModelServer) -> None:
@@ -191,7 +195,9 @@ async def test_deeply_nested_tool_arguments_are_flagged(server: ModelServer) -> 
             [{"type": "function", "id": "c", "function": {"name": "add", "arguments": arguments}}],
         )
     )
-    response = await OpenAICompatibleOracle("m", base_url=server.url).generate(HELLO)
+    oracle = OpenAICompatibleOracle("m", base_url=server.url)
+    response = await oracle.generate(HELLO)
+    await oracle.aclose()
     assert response.spell_calls[0].arguments == {"__malformed_json__": arguments}
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sanctum.errors import RitualFileError
 from sanctum.ritual import Rite
-from sanctum.spec import compile_ritual, load_ritual
+from sanctum.spec import compile_ritual, load_ritual, load_yaml_data
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = (ROOT / "rituals" / "hello.yaml").read_text(encoding="utf-8")
@@ -141,3 +141,51 @@ def test_property_only_rite_or_ritual_file_error(property_folder: Path, text: st
         assert exc.problems
     else:
         assert isinstance(outcome, Rite)
+
+
+BINARY = {
+    "png_header": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+    "nul_after_text": b"sanctum: 1\nname: t\x00\x00",
+    "random_bytes": bytes(range(255, -1, -1)),
+    "utf16": "sanctum: 1\n".encode("utf-16"),
+    "bell": b"sanctum: 1\nname: \x07\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_binary_files_give_a_clean_positioned_message(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_bytes(BINARY[name])
+    with pytest.raises(RitualFileError) as caught:
+        load_ritual(path)
+    with pytest.raises(RitualFileError) as as_data:
+        load_yaml_data(path)
+    for error in (caught.value, as_data.value):
+        [problem] = error.problems
+        assert problem.line >= 1
+        assert problem.column >= 1
+        assert "<unicode string>" not in problem.message
+        assert "position" not in problem.message
+    assert "ritual" not in str(as_data.value)
+
+
+@pytest.mark.parametrize("name", ["python_object", "python_name", "billion_laughs", "merge_key"])
+def test_hostile_input_documents_are_refused_in_input_words(name: str) -> None:
+    with pytest.raises(RitualFileError) as caught:
+        load_yaml_data(HOSTILE[name], name="inputs.yaml")
+    assert caught.value.problems
+    assert all("input file" in p.message for p in caught.value.problems)
+    assert "ritual" not in str(caught.value)
+
+
+def test_user_module_exiting_at_import_does_not_end_the_process(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "steps.py").write_text("import os, sys\nsys.exit(3)\n")
+    path = tmp_path / "r.yaml"
+    path.write_text("sanctum: 1\nname: t\nentry: a\nsigils:\n  a: {call: 'steps:go', next: END}\n")
+    with pytest.raises(RitualFileError) as caught:
+        compile_ritual(path)
+    assert str(caught.value) == (
+        f"{path}:5:13: call: module 'steps' called sys.exit(3) while being imported; "
+        'move that call under `if __name__ == "__main__":`'
+    )

@@ -51,8 +51,21 @@ def server() -> Iterator[ModelServer]:
         yield srv
 
 
+_OPENED: list[OllamaOracle] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_oracles() -> AsyncIterator[None]:
+    """Close every Oracle a test opened, so no pooled socket outlives its test."""
+    yield
+    while _OPENED:
+        await _OPENED.pop().aclose()
+
+
 def oracle_for(server: ModelServer, **kwargs: Any) -> OllamaOracle:
-    return OllamaOracle("qwen2.5:7b", base_url=server.url, **kwargs)
+    oracle = OllamaOracle("qwen2.5:7b", base_url=server.url, **kwargs)
+    _OPENED.append(oracle)
+    return oracle
 
 
 async def test_generate_text_and_usage(server: ModelServer) -> None:
@@ -282,8 +295,14 @@ async def test_one_oracle_serves_several_event_loops(server: ModelServer) -> Non
     oracle = oracle_for(server)
     answers: list[str] = []
 
+    async def once() -> str:
+        try:
+            return (await oracle.generate(HELLO)).text
+        finally:
+            await oracle.aclose()  # inside the loop that owns the connection
+
     def run() -> None:
-        answers.append(asyncio.run(oracle.generate(HELLO)).text)
+        answers.append(asyncio.run(once()))
 
     for _ in range(2):
         thread = threading.Thread(target=run)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -56,8 +56,21 @@ def server() -> Iterator[ModelServer]:
         yield srv
 
 
+_OPENED: list[OpenAICompatibleOracle] = []
+
+
+@pytest.fixture(autouse=True)
+async def _close_oracles() -> AsyncIterator[None]:
+    """Close every Oracle a test opened, so no pooled socket outlives its test."""
+    yield
+    while _OPENED:
+        await _OPENED.pop().aclose()
+
+
 def oracle_for(server: ModelServer, **kwargs: Any) -> OpenAICompatibleOracle:
-    return OpenAICompatibleOracle("local-model", base_url=f"{server.url}/v1", **kwargs)
+    oracle = OpenAICompatibleOracle("local-model", base_url=f"{server.url}/v1", **kwargs)
+    _OPENED.append(oracle)
+    return oracle
 
 
 async def collect(oracle: OpenAICompatibleOracle, spells: Any = None) -> list[Any]:
@@ -90,7 +103,9 @@ async def test_generate_text_and_usage(server: ModelServer) -> None:
 
 async def test_base_url_without_v1_gets_it(server: ModelServer) -> None:
     server.reply(oa_completion("ok"))
-    await OpenAICompatibleOracle("m", base_url=server.url).generate(HELLO)
+    oracle = OpenAICompatibleOracle("m", base_url=server.url)
+    await oracle.generate(HELLO)
+    await oracle.aclose()
     assert server.requests[0].path == "/v1/chat/completions"
 
 

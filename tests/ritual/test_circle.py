@@ -6,10 +6,20 @@ from typing import Any
 
 import pytest
 
-from sanctum import END, AetherSchema, Conduit, Interrupt, Ritual, circle, interrupt
+from sanctum import (
+    END,
+    AetherSchema,
+    Conduit,
+    Interrupt,
+    Ritual,
+    SigilExecutionError,
+    SigilPolicy,
+    circle,
+    interrupt,
+)
 from sanctum.aether import append
 from sanctum.codex.memory import MemoryCodex
-from sanctum.omens import CircleEchoed, SigilCompleted, TokenEmitted
+from sanctum.omens import CircleEchoed, SigilCompleted, SigilRetried, TokenEmitted
 
 
 def _inner(key: str, value: Any) -> Any:
@@ -104,3 +114,62 @@ def test_circle_argument_checks() -> None:
         circle("x", Ritual())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="name"):
         circle("", _inner("k", 1))
+
+
+def _flaky_inner(failures: int, calls: list[int]) -> Any:
+    """An inner Rite whose one Sigil raises ConnectionError ``failures`` times."""
+
+    def fetch(aether: dict[str, Any]) -> dict[str, Any]:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise ConnectionError(f"connection refused (call {len(calls)})")
+        return {"fetched": len(calls)}
+
+    return Ritual().add_sigil("fetch", fetch).set_entry_point("fetch").add_edge("fetch", END)
+
+
+def _outer(inner: Any, policy: SigilPolicy) -> Any:
+    sigil = circle("research", inner.compile())
+    ritual = Ritual().add_sigil("research", sigil, policy).set_entry_point("research")
+    return ritual.add_edge("research", END).compile()
+
+
+async def test_retry_on_matches_the_inner_failure_of_a_circle() -> None:
+    calls: list[int] = []
+    policy = SigilPolicy(retries=2, retry_on=(ConnectionError,), backoff=lambda attempt: 0.0)
+    rite = _outer(_flaky_inner(2, calls), policy)
+    omens = [omen async for omen in rite.astream({}, mode="omens")]
+    retried = [omen for omen in omens if isinstance(omen, SigilRetried)]
+    assert [(omen.sigil, omen.attempt) for omen in retried] == [("research", 1), ("research", 2)]
+    assert "ConnectionError" in retried[0].cause
+    completed = [o for o in omens if isinstance(o, SigilCompleted) and o.sigil == "research"]
+    assert [omen.delta for omen in completed] == [{"fetched": 3}]
+    assert len(calls) == 3
+
+
+async def test_retry_on_still_refuses_an_unrelated_inner_failure() -> None:
+    calls: list[int] = []
+    policy = SigilPolicy(retries=2, retry_on=(TimeoutError,), backoff=lambda attempt: 0.0)
+    with pytest.raises(SigilExecutionError):
+        await _outer(_flaky_inner(5, calls), policy).ainvoke({})
+    assert len(calls) == 1
+
+
+async def test_a_failed_circle_names_its_inner_run_as_such() -> None:
+    calls: list[int] = []
+    policy = SigilPolicy(retries=1, retry_on=(ConnectionError,), backoff=lambda attempt: 0.0)
+    with pytest.raises(SigilExecutionError) as info:
+        await _outer(_flaky_inner(5, calls), policy).ainvoke({}, invocation_id="outer-run")
+    error = info.value
+    message = str(error)
+    assert error.sigil == "research"
+    assert error.invocation_id == "outer-run"
+    assert "of invocation 'outer-run' after 2 attempt(s)" in message
+    assert "inner run" in message
+    assert "of circle 'research'" in message
+    assert message.count("invocation '") == 1  # the inner run's id is not passed off as one
+    inner = error.__cause__
+    assert isinstance(inner, SigilExecutionError)
+    assert inner.sigil == "fetch"
+    assert isinstance(inner.__cause__, ConnectionError)
+    assert inner.invocation_id != "outer-run"

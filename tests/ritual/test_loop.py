@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +28,7 @@ from sanctum import (
     interrupt,
 )
 from sanctum.aether import add, append
+from sanctum.codex import SqliteCodex
 from sanctum.codex.memory import MemoryCodex
 from tests.ritual.helpers import counter_cycle, noop, recorder
 
@@ -475,3 +483,138 @@ async def test_conduit_defaults_seed_fresh_runs_but_not_resumptions() -> None:
     # The default seeded the fresh run; the resumption kept the Sealed value.
     assert seen == [[], ["hello"]]
     assert final == {"heard": ["hello", "ok"]}
+
+
+# ------------------------------------------------ handing control back between supersteps
+
+
+def _sleepy_cycle(n: int, log: list[int], codex: Any, pause: float = 0.02) -> Any:
+    """A cycle of ``n`` synchronous Sigils, each blocking for ``pause`` seconds."""
+
+    def tick(aether: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(pause)
+        log.append(aether["i"] + 1)
+        return {"i": aether["i"] + 1}
+
+    ritual = Ritual().add_sigil("tick", tick).set_entry_point("tick")
+    ritual.add_conditional_edge("tick", lambda a: "tick" if a["i"] < n else END)
+    return ritual.compile(codex=codex, recursion_limit=n + 5)
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+async def any_codex(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """A MemoryCodex and a real SQLite file Codex (their ``put`` never suspends)."""
+    codex: Any = MemoryCodex() if request.param == "memory" else SqliteCodex(tmp_path / "s.db")
+    yield codex
+    await codex.aclose()
+
+
+async def test_wait_for_times_out_a_run_of_sync_sigils_and_it_resumes(any_codex: Any) -> None:
+    log: list[int] = []
+    codex = any_codex
+    rite = _sleepy_cycle(20, log, codex)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(rite.ainvoke({"i": 0}, invocation_id="slow"), 0.05)
+    stopped_after = len(log)
+    assert 1 <= stopped_after < 20  # cancelled between supersteps, long before the end
+    latest = await codex.get("slow")
+    assert latest is not None
+    assert latest.superstep == stopped_after  # the last Seal is intact ...
+    assert latest.aether == {"i": stopped_after}
+    result = await rite.ainvoke(invocation_id="slow")  # ... and resumable
+    assert result == {"i": 20}
+    assert log == list(range(1, 21))  # no superstep ran twice or was skipped
+
+
+async def test_a_codex_free_run_of_sync_sigils_can_be_timed_out_too() -> None:
+    log: list[int] = []
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(_sleepy_cycle(20, log, None).ainvoke({"i": 0}), 0.05)
+    assert 1 <= len(log) < 20
+
+
+async def test_astream_with_a_codex_delivers_omens_while_it_runs(any_codex: Any) -> None:
+    log: list[int] = []
+    rite = _sleepy_cycle(10, log, any_codex, pause=0.005)
+    executed_at: list[int] = []
+    async for omen in rite.astream({"i": 0}, mode="values"):
+        executed_at.append(len(log))
+        assert omen.aether["i"] == len(executed_at)  # type: ignore[attr-defined]
+    assert len(executed_at) == 10
+    assert executed_at == list(range(1, 11))  # each Omen arrived right after its superstep
+
+
+async def test_closing_a_stream_with_a_codex_cancels_the_run_between_supersteps(
+    any_codex: Any,
+) -> None:
+    log: list[int] = []
+    codex = any_codex
+    rite = _sleepy_cycle(50, log, codex, pause=0.005)
+    stream = rite.astream({"i": 0}, invocation_id="closed", mode="values")
+    async for _omen in stream:
+        break
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert len(asyncio.all_tasks()) == 1
+    stopped_after = len(log)
+    assert stopped_after < 50
+    latest = await codex.get("closed")
+    assert latest is not None
+    assert latest.aether == {"i": stopped_after}
+    assert await rite.ainvoke(invocation_id="closed") == {"i": 50}
+
+
+_SIGINT_SCRIPT = """
+import asyncio, sys, time
+from sanctum import END, Ritual
+from sanctum.codex import SqliteCodex
+
+def tick(aether):
+    time.sleep(0.01)
+    print(aether["i"] + 1, flush=True)
+    return {"i": aether["i"] + 1}
+
+ritual = Ritual().add_sigil("tick", tick).set_entry_point("tick")
+ritual.add_conditional_edge("tick", lambda a: "tick" if a["i"] < 1000 else END)
+rite = ritual.compile(codex=SqliteCodex(sys.argv[1]), recursion_limit=1005)
+asyncio.run(rite.ainvoke({"i": 0}, invocation_id="cli"))
+print("finished", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_cancels_asyncio_run_between_supersteps(tmp_path: Path) -> None:
+    script = tmp_path / "run.py"
+    script.write_text(_SIGINT_SCRIPT, encoding="utf-8")
+    db = tmp_path / "seals.db"
+    root = Path(__file__).resolve().parents[2]
+    with subprocess.Popen(
+        [sys.executable, str(script), str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    ) as child:
+        assert child.stdout is not None
+        assert child.stderr is not None
+        first = child.stdout.readline()
+        assert first.strip() == "1"
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    lines = [first.strip(), *out.split()]
+    assert "finished" not in lines
+    assert "KeyboardInterrupt" in err
+    assert child.returncode != 0
+    stopped_after = int(lines[-1])
+    assert stopped_after < 1000
+
+    async def latest() -> Any:
+        codex = SqliteCodex(db)
+        try:
+            return await codex.get("cli")
+        finally:
+            await codex.aclose()
+
+    seal = asyncio.run(latest())
+    assert seal is not None
+    assert seal.aether == {"i": stopped_after}

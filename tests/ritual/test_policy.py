@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sanctum import SigilPolicy, exponential_backoff
+from sanctum import SigilExecutionError, SigilPolicy, exponential_backoff
+from sanctum.ritual.policy import failure_chain, failure_matches
 
 
 def test_defaults() -> None:
@@ -56,3 +57,25 @@ def test_retry_on_accepts_a_single_class_and_policy_is_frozen() -> None:
     assert policy.retry_on == (KeyError,)
     with pytest.raises(AttributeError):
         policy.retries = 3  # type: ignore[misc]
+
+
+def test_failure_chain_walks_sigil_execution_errors_down_to_the_original() -> None:
+    original = ConnectionError("refused")
+    inner = SigilExecutionError("inner sigil failed", sigil="fetch")
+    inner.__cause__ = original
+    outer = SigilExecutionError("circle failed", sigil="research")
+    outer.__cause__ = inner
+    assert list(failure_chain(outer)) == [outer, inner, original]
+    assert failure_matches(outer, (ConnectionError,))
+    assert failure_matches(outer, (SigilExecutionError,))
+    assert not failure_matches(outer, (KeyError,))
+
+
+def test_failure_chain_stops_at_plain_exceptions_and_cycles() -> None:
+    plain = ValueError("bad")
+    plain.__cause__ = ConnectionError("hidden")  # not looked through: not a Sigil failure
+    assert list(failure_chain(plain)) == [plain]
+    assert not failure_matches(plain, (ConnectionError,))
+    looped = SigilExecutionError("loop", sigil="a")
+    looped.__cause__ = looped
+    assert list(failure_chain(looped)) == [looped]

@@ -37,7 +37,8 @@ def test_unknown_targets_with_did_you_mean(tmp_path: Path) -> None:
         "13:11: sigil 'finish' sets 'categry', which is not a conduit; did you mean "
         "'category'?; declare it under `aether:`",
         "14:11: sigil 'finish' points to 'ENDD', which is not a sigil; did you mean 'END'?",
-        "15:24: sigil 'finish' points to 'clasify', which is not a sigil; did you mean 'classify'?",
+        "15:24: on_error of sigil 'finish' names 'clasify', which is not a sigil; "
+        "did you mean 'classify'?",
         "15:44: unknown exception 'TimeoutErr'; did you mean 'TimeoutError'?; name a builtin "
         "exception or one from sanctum.errors",
     ]
@@ -141,3 +142,69 @@ def test_exception_class() -> None:
     assert exception_class("TimeoutError") is TimeoutError
     assert exception_class("OracleTimeoutError").__name__ == "OracleTimeoutError"  # type: ignore[union-attr]
     assert exception_class("print") is None
+
+
+def test_on_error_of_a_named_policy_names_the_policy(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        policies:
+          p: {on_error: ghost}
+          q:
+            on_error: recovr
+        default_policy: {on_error: END}
+        entry: a
+        sigils:
+          a: {set: {x: "1"}, policy: p, next: recover}
+          recover: {set: {x: "2"}, policy: q, next: END}
+        """,
+    )
+    assert problems_of(path) == [
+        "5:17: on_error of policy 'p' names 'ghost', which is not a sigil",
+        "7:15: on_error of policy 'q' names 'recovr', which is not a sigil; "
+        "did you mean 'recover'?",
+        "8:28: on_error of `default_policy` must name a fallback sigil, not END",
+    ]
+
+
+def test_named_policy_falling_back_to_its_own_sigil(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        policies:
+          q: {on_error: recover}
+        entry: recover
+        sigils:
+          recover: {set: {x: "2"}, policy: q, next: END}
+        """,
+    )
+    assert problems_of(path) == [
+        "8:36: sigil 'recover' uses policy 'q', whose on_error is 'recover' itself; a "
+        "sigil cannot be its own fallback — give it another policy",
+    ]
+
+
+def test_a_name_given_twice_in_next_or_entry(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        entry: [a, a]
+        sigils:
+          a: {set: {x: "1"}, next: [b, b]}
+          b: {set: {x: "2"}, next: [END, __end__]}
+        """,
+    )
+    assert problems_of(path) == [
+        "4:12: `entry` names 'a' twice; name it once",
+        "6:32: sigil 'a' names 'b' twice in `next`; name it once",
+        "7:34: sigil 'b' names '__end__' twice in `next`; name it once",
+    ]

@@ -83,10 +83,10 @@ def test_engine_errors_point_at_sigils(tmp_path: Path) -> None:
           lonely: {set: {x: "2"}, next: END}
         """,
     )
-    [problem] = check_ritual(path)
-    assert (problem.line, problem.column) == (7, 3)
-    assert problem.message.startswith("the graph cannot be compiled: ")
-    assert "lonely" in problem.message
+    assert [str(p) for p in check_ritual(path)] == [
+        f"{path}:7:3: sigil 'lonely' cannot be reached: no `entry`, `next`, `routes` or "
+        "`on_error` leads to it; add it to a `next:` (or a route) or remove it"
+    ]
 
 
 def test_call_resolution_is_scoped_and_lazy(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_call_resolution_is_scoped_and_lazy(tmp_path: Path) -> None:
     )
     # validate without resolving never imports: only the graph check runs
     problems = check_ritual(path)
-    assert [p.message.split(":")[0] for p in problems] == ["the graph cannot be compiled"]
+    assert [p.message.split(":")[0] for p in problems] == ["sigil 'b' cannot be reached"]
     with pytest.raises(RitualFileError) as caught:
         compile_ritual(path)
     assert any(
@@ -155,3 +155,55 @@ def test_load_returns_spec_with_source(tmp_path: Path) -> None:
     spec = load_ritual(write(tmp_path, MINIMAL))
     assert spec.name == "tiny"
     assert spec._source is not None
+
+
+def test_module_calling_sys_exit_is_a_positioned_problem(tmp_path: Path) -> None:
+    (tmp_path / "steps.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "reduce.py").write_text("raise SystemExit('bye')\n")
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {reducer: "reduce:pick"}}
+        entry: a
+        sigils:
+          a: {call: "steps:double", next: END}
+        """,
+    )
+    assert check_ritual(path) == []  # nothing is imported without resolve
+    with pytest.raises(RitualFileError) as caught:
+        compile_ritual(path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:3:23: reducer: module 'reduce' called sys.exit('bye') while being imported; "
+        'move that call under `if __name__ == "__main__":`',
+        f"{path}:6:13: call: module 'steps' called sys.exit(3) while being imported; "
+        'move that call under `if __name__ == "__main__":`',
+    ]
+
+
+def test_spell_module_calling_sys_exit_is_a_positioned_problem(tmp_path: Path) -> None:
+    spell = tmp_path / "spells" / "desk" / "quit"
+    spell.mkdir(parents=True)
+    (spell / "spell.json").write_text(
+        '{"name": "quit", "entrypoint": "spell.py:quit", "description": "Quits.",'
+        ' "parameters": {"type": "object", "properties": {}}}'
+    )
+    (spell / "spell.py").write_text("import sys\nsys.exit(4)\ndef quit():\n    return 1\n")
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        tomes: {desk: {path: spells}}
+        entry: a
+        sigils:
+          a: {spell: quit, output: x, next: END}
+        """,
+    )
+    with pytest.raises(RitualFileError) as caught:
+        compile_ritual(path)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:4:22: tome 'desk': a spell module called sys.exit(4) while being imported"
+    ]

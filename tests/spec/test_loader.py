@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sanctum.errors import RitualFileError
-from sanctum.spec.loader import MAX_BYTES, MAX_DEPTH, load_yaml_file, load_yaml_text
+from sanctum.spec.loader import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    load_yaml_data,
+    load_yaml_file,
+    load_yaml_text,
+)
 
 
 def problems(text: str | bytes) -> list[str]:
@@ -90,7 +98,9 @@ def test_syntax_error_position() -> None:
 
 
 def test_not_utf8() -> None:
-    assert problems(b"a: 1\nb: \xff\n") == ["f.yaml:2:4: file is not valid UTF-8 text"]
+    assert problems(b"a: 1\nb: \xff\n") == [
+        "f.yaml:2:4: file is not valid UTF-8 text (is it a binary file?)"
+    ]
 
 
 def test_missing_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -118,3 +128,77 @@ def test_complex_key_refused() -> None:
     assert problems("? [a, b]\n: 1\n") == [
         "f.yaml:1:3: mapping keys must be plain names, not lists or mappings"
     ]
+
+
+def _data_problems(source: str | bytes | Path, what: str = "input file") -> list[str]:
+    with pytest.raises(RitualFileError) as caught:
+        load_yaml_data(source, name="in.yaml", what=what)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_load_yaml_data_reads_yaml_and_json(tmp_path: Path) -> None:
+    assert load_yaml_data("name: Ada\nn: 3\nok: yes\n") == {"name": "Ada", "n": 3, "ok": "yes"}
+    assert load_yaml_data('{\n\t"name": "Ada",\n\t"xs": [1, 2.5]\n}') == {
+        "name": "Ada",
+        "xs": [1, 2.5],
+    }
+    assert load_yaml_data(b"\xef\xbb\xbf- 1\n- two\n") == [1, "two"]
+    assert load_yaml_data("greeting: ${HOME}\n") == {"greeting": "${HOME}"}  # taken literally
+    file = tmp_path / "inputs.yaml"
+    file.write_text("topic: moths\n", encoding="utf-8")
+    assert load_yaml_data(file) == {"topic": "moths"}
+
+
+def test_load_yaml_data_speaks_of_the_input_file(tmp_path: Path) -> None:
+    assert _data_problems("") == [
+        "in.yaml:1:1: the input file is empty; write one YAML or JSON document (e.g. `name: Ada`)"
+    ]
+    assert _data_problems("a: !!python/object:os.system x\n") == [
+        "in.yaml:1:4: tags (!!python/object:os.system) are not allowed in input files; "
+        "write plain values (quote a string)"
+    ]
+    assert _data_problems("a: &x 1\nb: *x\n") == [
+        "in.yaml:1:4: anchors (&x) are not allowed in input files; remove the anchor and "
+        "repeat the value where it is needed",
+        "in.yaml:2:4: aliases (*x) are not allowed in input files; repeat the value",
+    ]
+    assert _data_problems("a: 1\n---\nb: 2\n") == [
+        "in.yaml:2:1: several YAML documents in one input file; it must hold exactly one"
+    ]
+    assert _data_problems('{"a": 1,\n "a": 2}') == [
+        "in.yaml:2:2: duplicate key 'a' (first defined at line 1); YAML would silently keep "
+        "only the last one"
+    ]
+    assert _data_problems("[" * 70 + "]" * 70) == ["in.yaml:1:65: nesting deeper than 64 levels"]
+    assert _data_problems("", what="updates file")[0].startswith("in.yaml:1:1: the updates file")
+    with pytest.raises(RitualFileError) as caught:
+        load_yaml_data(tmp_path / "absent.yaml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'absent.yaml'}:1:1: cannot read the input file: No such file or directory"
+    )
+
+
+def test_binary_input_is_a_clean_positioned_error(tmp_path: Path) -> None:
+    assert _data_problems(b"\x89PNG\r\n\x1a\n\x00\x00") == [
+        "in.yaml:1:1: file is not valid UTF-8 text (is it a binary file?)"
+    ]
+    assert _data_problems(b"name: Ada\n\x00\x01\x02") == [
+        "in.yaml:2:1: control character U+0000 is not allowed in YAML (is it a binary file?)"
+    ]
+    assert _data_problems("a: 1\nb: x\x07y\n") == [
+        "in.yaml:2:5: control character U+0007 is not allowed in YAML; remove it or write "
+        "it as an escape in a double-quoted string"
+    ]
+    assert _data_problems("é: \ufffe") == [
+        "in.yaml:1:4: character U+FFFE is not allowed in YAML; remove it or write it as an "
+        "escape in a double-quoted string"
+    ]
+    file = tmp_path / "blob.bin"
+    file.write_bytes(bytes(range(256)))
+    with pytest.raises(RitualFileError) as caught:
+        load_yaml_data(file)
+    assert (
+        str(caught.value)
+        == f"{file}:1:1: control character U+0000 is not allowed in YAML (is it a binary file?)"
+    )
+    assert "<unicode string>" not in problems(b"a: 1\n\x00")[0]

@@ -48,3 +48,36 @@ def test_codex_urls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert (tmp_path / ".sanctum").is_dir()
     with pytest.raises(ResolveError, match="unknown codex URL"):
         open_codex_url("redis://x")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "import sys\nsys.exit(3)\n",
+            "module 'quits' called sys.exit(3) while being imported; move that call under "
+            '`if __name__ == "__main__":`',
+        ),
+        (
+            "raise SystemExit\n",
+            "module 'quits' called sys.exit() while being imported; move that call under "
+            '`if __name__ == "__main__":`',
+        ),
+        (
+            "raise GeneratorExit('odd')\n",
+            "importing 'quits' raised GeneratorExit: odd (a BaseException, not an Exception); "
+            "a module must import without raising",
+        ),
+    ],
+)
+def test_exiting_module_is_a_resolution_problem(tmp_path: Path, body: str, message: str) -> None:
+    (tmp_path / "quits.py").write_text(body + "def step(a):\n    return {}\n")
+    with pytest.raises(ResolveError) as caught:
+        import_callable("quits:step", tmp_path)
+    assert str(caught.value) == message
+
+
+def test_keyboard_interrupt_at_import_still_stops(tmp_path: Path) -> None:
+    (tmp_path / "stop.py").write_text("raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        import_callable("stop:step", tmp_path)

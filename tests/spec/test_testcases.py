@@ -2,7 +2,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from sanctum.errors import RitualFileError
 from sanctum.spec import run_ritual_tests
+from sanctum.spec.testcases import load_test_file
 from tests.spec.helpers import MINIMAL, write
 
 
@@ -28,3 +32,96 @@ def test_bad_test_file_is_a_failed_result(tmp_path: Path) -> None:
     [result] = run_ritual_tests(path)
     assert result.passed is False
     assert "3:5: unknown key 'nam'" in result.message
+
+
+def _test_file_problems(path: Path) -> list[str]:
+    with pytest.raises(RitualFileError) as caught:
+        load_test_file(path, env={})
+    return [f"{p.line}:{p.column}: {p.message}" for p in caught.value.problems]
+
+
+RITUAL = """
+sanctum: 1
+name: greet
+inputs:
+  name: {type: string}
+  mood: {type: string, default: calm}
+aether: {greeting: {}}
+oracles: {bard: {provider: scripted, responses: ["hi"]}}
+entry: a
+sigils:
+  a: {oracle: bard, prompt: "Greet {{ name }}", output: greeting, next: END}
+"""
+
+
+def test_missing_ritual_file_is_reported_with_a_did_you_mean(tmp_path: Path) -> None:
+    write(tmp_path, RITUAL, "greet.yaml")
+    path = tmp_path / "greet.test.yaml"
+    path.write_text("ritual: gret.yaml\ncases: []\n")
+    assert _test_file_problems(path) == [
+        f"1:9: ritual file 'gret.yaml' does not exist (looked for {tmp_path.resolve()}/gret.yaml; "
+        "the path is relative to this test file); did you mean 'greet.yaml'?"
+    ]
+    [result] = run_ritual_tests(path)
+    assert result.passed is False
+    assert "1:9: ritual file 'gret.yaml' does not exist" in result.message
+
+
+def test_case_names_are_checked_against_the_ritual(tmp_path: Path) -> None:
+    write(tmp_path, RITUAL, "greet.yaml")
+    path = tmp_path / "greet.test.yaml"
+    path.write_text(
+        "ritual: greet.yaml\n"
+        "cases:\n"
+        "  - name: one\n"
+        "    inputs: {nmae: Ada, qq: hi}\n"
+        "    responses: {brd: [x]}\n"
+        "    resume: [{greting: x}]\n"
+        "    expect: {aether: {greetin: x, mood: calm}}\n"
+        "  - name: two\n"
+        "    inputs: {name: Ada}\n"
+    )
+    assert _test_file_problems(path) == [
+        "4:5: case 'one' does not give the required input(s) 'name' of ritual 'greet'; "
+        "add them under `inputs:`",
+        "4:14: case 'one': ritual 'greet' declares no input 'nmae'; did you mean 'name'? "
+        "(declared inputs: mood, name)",
+        "4:25: case 'one': ritual 'greet' declares no input 'qq' (declared inputs: mood, name)",
+        "5:17: case 'one': ritual 'greet' has no oracle 'brd' to script; did you mean 'bard'?",
+        "6:15: case 'one': ritual 'greet' has no conduit 'greting' to resume with; "
+        "did you mean 'greeting'?",
+        "7:23: case 'one': ritual 'greet' has no conduit 'greetin'; did you mean 'greeting'?",
+    ]
+
+
+def test_ritual_with_problems_is_listed_after_the_test_file(tmp_path: Path) -> None:
+    ritual = write(tmp_path, RITUAL.replace("next: END", "next: ENDD"), "greet.yaml")
+    path = tmp_path / "greet.test.yaml"
+    path.write_text("ritual: greet.yaml\ncases: []\n")
+    with pytest.raises(RitualFileError) as caught:
+        load_test_file(path, env={})
+    assert [str(p) for p in caught.value.problems] == [
+        f"{path}:1:9: ritual file 'greet.yaml' has problems (see below)",
+        f"{ritual}:10:73: sigil 'a' points to 'ENDD', which is not a sigil; did you mean 'END'?",
+    ]
+
+
+def test_sound_test_file_loads(tmp_path: Path) -> None:
+    write(tmp_path, RITUAL, "greet.yaml")
+    path = tmp_path / "greet.test.yaml"
+    path.write_text(
+        "ritual: greet.yaml\ncases:\n  - name: one\n    inputs: {name: Ada}\n"
+        "    expect: {aether: {greeting: hi, mood: calm}}\n"
+    )
+    assert [c.name for c in load_test_file(path, env={}).cases] == ["one"]
+    [result] = run_ritual_tests(path)
+    assert result.passed, result.message
+    assert result.aether == {"name": "Ada", "mood": "calm", "greeting": "hi"}
+
+
+def test_empty_test_file_speaks_of_a_test_file(tmp_path: Path) -> None:
+    path = tmp_path / "x.test.yaml"
+    path.write_text("# nothing yet\n")
+    assert _test_file_problems(path) == [
+        "1:1: the test file is empty; write `ritual: NAME.yaml` and a list of `cases:`"
+    ]
