@@ -227,7 +227,6 @@ def test_memory_codex_url() -> None:
         "garbage",
         "memory:foo",
         "MEMORY:",
-        "memory",
         ":memory:",
         "::::",
         "notes.txt",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import builtins
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sanctum.codex.urls import CODEX_FORMS, parse_codex_url
 from sanctum.errors import SealError
 
 if TYPE_CHECKING:
@@ -26,26 +26,6 @@ DEFAULT_CODEX_PATH = Path(".sanctum") / "codex.db"
 """Where the embedded default Codex lives, relative to the working directory."""
 
 
-CODEX_FORMS = (
-    "sqlite:///relative/path.db",
-    "sqlite:////absolute/path.db",
-    "postgresql://user@host/db",
-    "memory:",
-    "a file path ending in .db, .sqlite or .sqlite3",
-)
-"""The Codex URL forms :func:`open_codex` accepts, for messages and help."""
-
-_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
-
-
-def _refuse(url: str, why: str) -> SealError:
-    return SealError(
-        f"{why}; a codex is one of: {', '.join(CODEX_FORMS)}",
-        location=url,
-    )
-
-
 def codex_path(url: str | None, *, cwd: str | Path | None = None) -> Path | None:
     """The SQLite file a Codex URL names, or None for ``memory:`` and PostgreSQL.
 
@@ -62,32 +42,7 @@ def codex_path(url: str | None, *, cwd: str | Path | None = None) -> Path | None
     base = Path(cwd) if cwd is not None else Path.cwd()
     if url is None or url == "":
         return base / DEFAULT_CODEX_PATH
-    if url == "memory:" or url.startswith(("postgresql://", "postgres://")):
-        return None
-    if url.startswith("sqlite:"):
-        if not url.startswith("sqlite:///"):
-            raise _refuse(url, f"codex URL {url!r} is malformed (three slashes after sqlite:)")
-        rest = url.removeprefix("sqlite:///")
-        if rest in ("", "/") or rest.endswith("/"):
-            raise _refuse(url, f"codex URL {url!r} names no file")
-        if rest.strip("/") in (":memory:", "memory:"):
-            raise _refuse(url, f"codex URL {url!r} would be a file named {rest!r}; write memory:")
-        path = Path(rest)
-        return path if path.is_absolute() else base / path
-    if "://" in url or (_SCHEME.match(url) and not _is_drive(url)):
-        raise _refuse(url, f"unknown codex URL {url!r}")
-    if not url.lower().endswith(_SQLITE_SUFFIXES):
-        raise _refuse(
-            url,
-            f"unknown codex {url!r} (a plain path must end in .db, .sqlite or .sqlite3)",
-        )
-    path = Path(url).expanduser()
-    return path if path.is_absolute() else base / path
-
-
-def _is_drive(url: str) -> bool:
-    """``C:\\codex.db``: a Windows drive letter, not a URL scheme."""
-    return len(url) > 2 and url[0].isalpha() and url[1] == ":" and url[2] in "/\\"
+    return parse_codex_url(url, base=base).path
 
 
 def open_codex(
@@ -121,7 +76,9 @@ def open_codex(
         if must_exist and not path.is_file():
             raise _missing(url, path)
         return _sqlite(path)
-    if url == "memory:":
+    assert url is not None
+    address = parse_codex_url(url)
+    if address.kind == "memory":
         if must_exist:
             raise SealError(
                 "a memory: codex lives only as long as the process that ran the ritual, so "
@@ -134,8 +91,7 @@ def open_codex(
         return MemoryCodex()
     from sanctum.codex.postgres import PostgresCodex
 
-    assert url is not None
-    return PostgresCodex(url.replace("postgres://", "postgresql://", 1))
+    return PostgresCodex(address.url)
 
 
 def _missing(url: str | None, path: Path) -> SealError:

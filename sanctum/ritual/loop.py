@@ -279,6 +279,8 @@ def _execution_error(
     if isinstance(error, SigilExecutionError):
         # A Circle's inner run failed; its message names the inner run as such.
         cause = f"its inner run failed: {error}"
+    elif isinstance(error, SystemExit):
+        cause = f"it called sys.exit({error.code!r}); a sigil fails by raising an exception"
     else:
         cause = f"{type(error).__name__}: {error}"
     return SigilExecutionError(

@@ -115,7 +115,7 @@ def run_inline(frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Delt
         except Interrupt as pause:
             pause.sigil = plan.name
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
             raise SigilFailure(plan, exc, 1) from exc
         if type(result) is not dict:
             if inspect.isawaitable(result):
@@ -138,7 +138,7 @@ async def finish_inline(
     except Interrupt as pause:
         pause.sigil = plan.name
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
         raise SigilFailure(plan, exc, 1) from exc
     out = [*pending.done, (plan.name, check_delta(plan.name, result))]
     rest = frontier[pending.index + 1 :]
@@ -188,7 +188,7 @@ async def _attempt(
             return check_delta(plan.name, result), attempt + 1
         except (Interrupt, DeltaTypeError):
             raise
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
             if attempt < plan.retries and failure_matches(exc, plan.retry_on):
                 attempt += 1
                 backoff = plan.backoff

@@ -19,6 +19,8 @@ from typing import Any
 
 import sanctum.errors as sanctum_errors
 from sanctum.aether import ERRORS_CONDUIT
+from sanctum.codex.urls import parse_codex_url
+from sanctum.errors import SealError
 from sanctum.spec.diagnostics import Problems, did_you_mean
 from sanctum.spec.expressions import check_expression, check_template
 from sanctum.spec.loader import YamlPath
@@ -257,16 +259,11 @@ class Checker:
                             f"invalid regular expression: {exc}",
                         )
         codex = self.spec.codex
-        if codex is not None and not (
-            codex in ("memory", "memory:", ":memory:")
-            or codex.startswith(("sqlite:", "postgresql://", "postgres://"))
-            or codex.endswith((".db", ".sqlite", ".sqlite3"))
-        ):
-            self.problems.add(
-                ("codex",),
-                f"unknown codex URL {codex!r}; use memory, sqlite:///path.db or "
-                "postgresql://host/db",
-            )
+        if codex is not None:
+            try:
+                parse_codex_url(codex)
+            except SealError as exc:
+                self.problems.add(("codex",), str(exc))
 
     def _names(self) -> None:
         for section in ("inputs", "aether"):

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from sanctum.codex.base import Codex
+from sanctum.codex.urls import parse_codex_url
+from sanctum.errors import SealError
 from sanctum.oracle.base import Oracle, OracleResponse, SpellCall
 from sanctum.spec.models import (
     AuditWardSpec,
@@ -331,10 +333,11 @@ def build_ward(spec: WardSpec, redact: Callable[[Any], Any] | None = None) -> Wa
 def open_codex_url(url: str) -> Codex:
     """Open the Codex — the Seal store — a ritual file's ``codex:`` URL names.
 
-    ``memory`` / ``memory:`` → MemoryCodex; ``sqlite:///relative.db``,
-    ``sqlite:////absolute.db`` or a path ending in ``.db``/``.sqlite`` → SqliteCodex
-    (relative to the working directory, folder created); ``postgresql://…`` →
-    PostgresCodex (the ``postgres`` extra).
+    The forms are those of :data:`sanctum.codex.urls.CODEX_FORMS` (the command line's
+    ``--codex`` takes the same): ``memory:`` → MemoryCodex; ``sqlite:///relative.db``,
+    ``sqlite:////absolute.db`` or a path ending in ``.db``/``.sqlite``/``.sqlite3`` →
+    SqliteCodex (relative to the working directory, folder created);
+    ``postgresql://…`` → PostgresCodex (the ``postgres`` extra).
 
     Args:
         url: The URL.
@@ -343,33 +346,25 @@ def open_codex_url(url: str) -> Codex:
         The Codex.
 
     Raises:
-        ResolveError: For an unknown scheme.
+        ResolveError: For a URL of none of those forms.
     """
-    if url in ("memory", "memory:", "memory://", ":memory:"):
+    try:
+        address = parse_codex_url(url)
+    except SealError as exc:
+        raise ResolveError(str(exc)) from None
+    if address.kind == "memory":
         from sanctum.codex.memory import MemoryCodex
 
         return MemoryCodex()
-    if url.startswith(("postgresql://", "postgres://")):
+    if address.kind == "postgres":
         from sanctum.codex.postgres import PostgresCodex
 
-        return PostgresCodex(url)
-    rest: str | None = None
-    if url.startswith("sqlite:"):
-        rest = url.removeprefix("sqlite:")
-        if rest.startswith("//"):
-            rest = rest[2:]
-            rest = rest[1:] if rest.startswith("/") else rest
-    elif "://" not in url and url.endswith((".db", ".sqlite", ".sqlite3")):
-        rest = url
-    if not rest:
-        raise ResolveError(
-            f"unknown codex URL {url!r}; use memory, sqlite:///path.db or postgresql://host/db"
-        )
+        return PostgresCodex(address.url)
     from sanctum.codex.sqlite import SqliteCodex
 
-    path = Path(rest)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteCodex(path)
+    assert address.path is not None
+    address.path.parent.mkdir(parents=True, exist_ok=True)
+    return SqliteCodex(address.path)
 
 
 def secret_masker(secrets: Mapping[str, None] | list[str]) -> Callable[[Any], Any]:

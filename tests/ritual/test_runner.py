@@ -350,3 +350,25 @@ async def test_ward_returning_non_mapping_is_type_error() -> None:
 
     with pytest.raises(TypeError, match="ward Bad"):
         await _single(lambda a: {"v": 1}, wards=[Bad()]).ainvoke({})
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_sys_exit_in_a_sigil_is_that_sigils_failure(is_async: bool) -> None:
+    import sys
+
+    from sanctum import END, START, Ritual, SigilExecutionError
+
+    def leave(aether: dict[str, Any]) -> dict[str, Any]:
+        sys.exit(3)
+
+    async def leave_async(aether: dict[str, Any]) -> dict[str, Any]:
+        sys.exit(3)
+
+    ritual = Ritual().add_sigil("leave", leave_async if is_async else leave)
+    ritual.add_sigil("other", lambda a: {"x": 1})
+    ritual.add_edge(START, "leave").add_edge(START, "other")
+    ritual.add_edge("leave", END).add_edge("other", END)
+    with pytest.raises(SigilExecutionError) as caught:
+        await ritual.compile().ainvoke({})
+    assert caught.value.sigil == "leave"
+    assert isinstance(caught.value.__cause__, SystemExit)
