@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sanctum.codex.base import find_unserialisable
 from sanctum.grimoire.tome import Tome
 from sanctum.oracle.base import SpellCall
 from sanctum.oracle.robust import call_from_object, extract_json_with_mend
@@ -221,6 +222,16 @@ def _validate(arguments: dict[str, Any], parameters: Mapping[str, Any]) -> _Chec
             check.mends.append(f"dropped optional argument {key!r} sent as null")
             continue
         _check_value(key, value, schema, check)
+    for key, value in check.arguments.items():
+        # NaN, Infinity and 1e999 parse as floats but no Seal can hold them: a
+        # correction, not a failed run.
+        odd = find_unserialisable(value, str(key))
+        if odd is not None:
+            where, kind = odd
+            check.problems.append(
+                f'argument "{where}" holds {kind}, which is not plain JSON; send a finite '
+                "number, a string, a boolean, null, a list or an object"
+            )
     return check
 
 
@@ -247,7 +258,12 @@ def _example(arguments: Mapping[str, Any], parameters: Mapping[str, Any], good: 
     for key in properties:
         schema = properties[key] if isinstance(properties[key], Mapping) else {}
         kinds_given = _types_of(schema)
-        if good and key in arguments and any(_is(arguments[key], k) for k in kinds_given or [""]):
+        if (
+            good
+            and key in arguments
+            and any(_is(arguments[key], k) for k in kinds_given or [""])
+            and find_unserialisable(arguments[key]) is None
+        ):
             example[key] = arguments[key]
         elif key in required:
             options = schema.get("enum")

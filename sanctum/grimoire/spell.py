@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import functools
 import inspect
 import json
 import types
@@ -85,7 +86,7 @@ class Spell:
             SpellExecutionError: If the underlying callable raises; the original
                 exception is chained as ``__cause__``.
         """
-        kwargs = dict(arguments or {})
+        kwargs = _with_enum_members(self.fn, dict(arguments or {}))
         try:
             result = self.fn(**kwargs)
             if inspect.isawaitable(result):
@@ -96,6 +97,46 @@ class Spell:
                 spell=self.name,
             ) from error
         return result
+
+
+def _enum_class(hint: Any) -> type[enum.Enum] | None:
+    """The Enum a parameter hint names (also inside Optional/Annotated), or None."""
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return hint
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _enum_class(typing.get_args(hint)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _enum_class(members[0]) if len(members) == 1 else None
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def _enum_parameters(fn: Callable[..., Any]) -> dict[str, type[enum.Enum]]:
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        return {}
+    found = {name: _enum_class(hint) for name, hint in hints.items() if name != "return"}
+    return {name: cls for name, cls in found.items() if cls is not None}
+
+
+def _with_enum_members(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Turn the plain values a model sends (``"blue"``) into the Enum members
+    (``Color.BLUE``) a function annotated with an Enum expects."""
+    try:
+        enums = _enum_parameters(fn)
+    except TypeError:  # an unhashable callable
+        return kwargs
+    for name, cls in enums.items():
+        value = kwargs.get(name)
+        if value is not None and not isinstance(value, cls):
+            try:
+                kwargs[name] = cls(value)
+            except ValueError:
+                pass  # left as sent: the function reports it
+    return kwargs
 
 
 # --------------------------------------------------------------------------- inference
@@ -234,12 +275,15 @@ def infer_parameters(fn: Callable[..., Any]) -> dict[str, Any]:
         if parameter.default is parameter.empty:
             required.append(name)
         else:
+            default = parameter.default
+            if isinstance(default, enum.Enum):
+                default = default.value
             try:
-                json.dumps(parameter.default)
+                json.dumps(default)
             except (TypeError, ValueError):
                 pass
             else:
-                schema["default"] = parameter.default
+                schema["default"] = default
         properties[name] = schema
     return {"type": "object", "properties": properties, "required": required}
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sanctum.aether import AetherSchema, Conduit, append
+from sanctum.codex.base import find_unserialisable
 from sanctum.errors import SpellCallParseError, SpellExecutionError
 from sanctum.grimoire.repair import repair_spell_call
 from sanctum.grimoire.tome import Tome
@@ -176,7 +177,9 @@ def summon(
         message: Message = {"role": "assistant", "content": text}
         if calls:
             message["spell_calls"] = [
-                SpellCall(c.spell, dict(c.arguments), c.call_id or f"call_{turn}_{i}").to_message()
+                SpellCall(
+                    str(c.spell), _storable(c.arguments), c.call_id or f"call_{turn}_{i}"
+                ).to_message()
                 for i, c in enumerate(calls, start=1)
             ]
         if response.usage:
@@ -264,3 +267,16 @@ def summon(
 
 def _spell_message(name: str, call_id: str | None, content: str) -> Message:
     return {"role": "spell", "name": name, "call_id": call_id, "content": content}
+
+
+def _storable(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments as the transcript (and so every Seal) can hold them.
+
+    A model may write ``NaN``, ``Infinity`` or ``1e999``, which parse as floats that
+    no Seal can carry; such arguments are kept as their text, flagged
+    ``__malformed_json__``, so the repair layer answers with a correction instead of
+    the run failing.
+    """
+    if find_unserialisable(arguments) is None:
+        return dict(arguments)
+    return {"__malformed_json__": json.dumps(arguments, allow_nan=True, default=repr)}

@@ -276,8 +276,12 @@ def _import_entrypoint(manifest: Path, file: Path, function: str) -> Any:
         module_spec.loader.exec_module(module)
     except BaseException as error:
         sys.modules.pop(module_name, None)
-        if not isinstance(error, Exception):
+        if isinstance(error, KeyboardInterrupt):
             raise
+        if isinstance(error, SystemExit):
+            raise _fail(
+                manifest, f"importing {file.name} called sys.exit({error.code!r})"
+            ) from None
         raise _fail(
             manifest, f"importing {file.name} raised {type(error).__name__}: {error}"
         ) from error

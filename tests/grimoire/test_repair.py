@@ -198,3 +198,21 @@ def test_repair_outcome_needs_exactly_one_of_call_and_correction() -> None:
         RepairOutcome()
     with pytest.raises(ValueError):
         RepairOutcome(call=SpellCall("a"), correction="no")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf"), [1.0, float("nan")]])
+def test_non_finite_numbers_get_a_correction_not_a_failed_run(bad: object) -> None:
+    from sanctum.grimoire import Tome, spell
+    from sanctum.grimoire.repair import repair_spell_call
+    from sanctum.oracle.base import SpellCall
+
+    @spell
+    def scale(x: object) -> str:
+        """Scale a value."""
+        return "ok"
+
+    outcome = repair_spell_call(SpellCall("scale", {"x": bad}), Tome([scale]))
+    assert outcome.call is None
+    assert outcome.correction is not None
+    assert '"x' in outcome.correction
+    assert "finite number" in outcome.correction

@@ -89,7 +89,7 @@ def test_type_hints_map_to_json_schema() -> None:
     assert props["c"] == {"type": "object", "additionalProperties": {"type": "integer"}}
     assert props["d"] == {"type": "string", "enum": ["x", "y"]}
     assert props["e"] == {"type": ["number", "null"], "default": None}
-    assert props["f"] == {"type": "string", "enum": ["red", "blue"]}  # no JSON default
+    assert props["f"] == {"type": "string", "enum": ["red", "blue"], "default": "red"}
     assert props["g"] == {"type": "string", "description": "the g value", "default": ""}
     assert props["h"] == {"default": None}
     assert props["i"] == {"type": ["object", "null"], "default": None}
@@ -188,3 +188,22 @@ def test_unresolvable_hints_fall_back_to_any() -> None:
 
     fn.__annotations__ = {"x": "NotDefinedAnywhere"}
     assert infer_parameters(fn) == {"type": "object", "properties": {"x": {}}, "required": ["x"]}
+
+
+async def test_enum_parameters_get_members_and_their_default_in_the_schema() -> None:
+    import enum as enum_module
+
+    class Colour(enum_module.Enum):
+        RED = "red"
+        BLUE = "blue"
+
+    @spell
+    def paint(c: Colour = Colour.RED, d: Colour | None = None) -> str:
+        """Paint."""
+        return f"{c.value}/{d.value if d else '-'}"
+
+    properties = paint.parameters["properties"]
+    assert properties["c"]["default"] == "red"
+    assert properties["c"]["enum"] == ["red", "blue"]
+    assert await paint.execute({"c": "blue", "d": "red"}) == "blue/red"
+    assert await paint.execute({}) == "red/-"

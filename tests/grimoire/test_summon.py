@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -302,3 +303,25 @@ async def test_usage_ward_and_codex_are_forwarded() -> None:
     seal = await codex.get("inv-1")
     assert seal is not None
     assert seal.aether["messages"][-1]["content"] == "Noon."
+
+
+async def test_non_finite_arguments_become_corrections_even_with_a_codex(tmp_path: Path) -> None:
+    from sanctum.codex.sqlite import SqliteCodex
+
+    @spell
+    def scale(x: float) -> float:
+        """Scale a number."""
+        return x * 2
+
+    oracle = ScriptedOracle(
+        ['<spell_call>{"spell": "scale", "arguments": {"x": NaN}}</spell_call>', "done"]
+    )
+    rite = summon(
+        oracle, Tome([scale]), spell_calling="prompted", codex=SqliteCodex(tmp_path / "c.db")
+    )
+    final = await rite.ainvoke(ASK)
+    correction = final["messages"][2]
+    assert correction["role"] == "spell"
+    assert "finite number" in correction["content"]
+    assert "NaN" not in correction["content"].split("for example:")[1]
+    assert final["messages"][-1]["content"] == "done"

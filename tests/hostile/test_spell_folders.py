@@ -132,3 +132,19 @@ def test_a_file_given_as_the_root_is_refused(tmp_path: Path) -> None:
     (tmp_path / "spells").write_text("not a folder")
     with pytest.raises(SpellManifestError, match="not a folder of spells"):
         Tome.load_from_directory(tmp_path / "spells")
+
+
+def test_a_spell_module_calling_sys_exit_is_a_manifest_error(tmp_path: Path) -> None:
+    import json as json_module
+
+    from sanctum.errors import SpellManifestError
+    from sanctum.grimoire import Tome
+
+    folder = tmp_path / "text" / "leave"
+    folder.mkdir(parents=True)
+    (folder / "spell.json").write_text(
+        json_module.dumps({"name": "leave", "entrypoint": "spell.py:leave"}), encoding="utf-8"
+    )
+    (folder / "spell.py").write_text("import sys\nsys.exit(3)\n", encoding="utf-8")
+    with pytest.raises(SpellManifestError, match=r"sys\.exit\(3\)"):
+        Tome.load_from_directory(tmp_path)

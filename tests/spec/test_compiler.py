@@ -204,6 +204,7 @@ def test_spell_module_calling_sys_exit_is_a_positioned_problem(tmp_path: Path) -
     )
     with pytest.raises(RitualFileError) as caught:
         compile_ritual(path)
+    manifest = path.parent / "spells" / "desk" / "quit" / "spell.json"
     assert [str(p) for p in caught.value.problems] == [
-        f"{path}:4:22: tome 'desk': a spell module called sys.exit(4) while being imported"
+        f"{path}:4:22: tome 'desk': {manifest}: importing spell.py called sys.exit(4)"
     ]
