@@ -327,3 +327,26 @@ def test_digest_changes_with_content(tmp_path: Path) -> None:
     assert len(first) == 7 + 64
     ritual.write_text("a: 2\n", encoding="utf-8")
     assert api.ritual_digest(ritual) != first
+
+
+async def test_tokens_from_inside_a_circle_reach_the_tokens_mode(tmp_path: Path) -> None:
+    (tmp_path / "inner.yaml").write_text(
+        "sanctum: 1\nname: inner\naether:\n  said: {}\n"
+        "oracles:\n  voice: {provider: scripted, responses: ['three little words']}\n"
+        "entry: talk\nsigils:\n  talk:\n    oracle: voice\n    prompt: 'speak'\n"
+        "    output: said\n    next: END\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "outer.yaml").write_text(
+        "sanctum: 1\nname: outer\naether:\n  said: {}\nentry: sub\n"
+        "sigils:\n  sub:\n    circle: inner.yaml\n    next: END\n",
+        encoding="utf-8",
+    )
+    performance = api.run(tmp_path / "outer.yaml", codex="memory:", modes=("tokens",))
+    tokens = [omen async for omen in performance]
+    assert tokens, "no token reached the tokens mode"
+    assert all(isinstance(t, TokenEmitted) for t in tokens)
+    assert {t.sigil for t in tokens} == {"sub/talk"}
+    assert "".join(str(t.payload) for t in tokens).split() == ["three", "little", "words"]
+    assert performance.result is not None
+    assert performance.result.aether["said"] == "three little words"

@@ -103,7 +103,12 @@ class Performance:
 
     async def _perform(self) -> AsyncIterator[Omen]:
         from sanctum.omens import resolve_modes
-        from sanctum.omens.events import RiteManifested, SuperstepCompleted
+        from sanctum.omens.events import (
+            CircleEchoed,
+            RiteManifested,
+            SuperstepCompleted,
+            TokenEmitted,
+        )
 
         wanted = resolve_modes(self.modes) if self.modes else frozenset()
         try:
@@ -136,6 +141,10 @@ class Performance:
                         last_aether = omen.aether
                     if type(omen) in wanted:
                         yield omen
+                    elif isinstance(omen, CircleEchoed) and TokenEmitted in wanted:
+                        token = _echoed_token(omen)
+                        if token is not None:  # tokens from inside a Circle or an agent
+                            yield token
             except Interrupt as pause:
                 ending = pause
                 seal = None
@@ -499,3 +508,24 @@ def _ritual_from_seal(seal: Seal, invocation_id: str, *, force: bool) -> Path:
             location=str(path),
         )
     return path
+
+
+def _echoed_token(echo: Any) -> Any:
+    """The TokenEmitted inside (possibly nested) Circle echoes, named ``circle/sigil``.
+
+    The ``tokens`` stream mode yields only the outer graph's tokens (the specification
+    wraps a Circle's inner Omens in CircleEchoed, an ``omens``-mode event); a person
+    asking for tokens wants those of the Circles and agents too.
+    """
+    import dataclasses
+
+    from sanctum.omens.events import CircleEchoed, TokenEmitted
+
+    path: list[str] = []
+    omen = echo
+    while isinstance(omen, CircleEchoed):
+        path.append(omen.circle)
+        omen = omen.omen
+    if not isinstance(omen, TokenEmitted):
+        return None
+    return dataclasses.replace(omen, sigil="/".join([*path, omen.sigil]))
