@@ -8,6 +8,10 @@
 
 Both wrap Typer's own functions and fall back to them for anything else; if a future
 Typer renames them, nothing is patched and its default output remains.
+
+The usage-error wrapper is installed only when a usage error actually escapes (see
+:class:`SanctumGroup`): ``typer.rich_utils`` pulls in most of rich (markdown, syntax,
+tracebacks), and a command that succeeds must not pay for importing it.
 """
 
 from __future__ import annotations
@@ -17,9 +21,15 @@ from typing import Any
 import typer
 import typer.core
 
-__all__ = ["apply"]
+__all__ = ["SanctumGroup", "apply", "usage_error_line"]
 
 _applied = {"done": False}
+
+# click's ClickException, found through Typer's public BadParameter: Typer 0.2x vendors
+# click as ``typer._click``, earlier Typers use click itself.
+_CLICK_EXCEPTION: type[Exception] = next(
+    kind for kind in typer.BadParameter.__mro__ if kind.__name__ == "ClickException"
+)
 
 
 def apply() -> None:
@@ -28,7 +38,39 @@ def apply() -> None:
         return
     _applied["done"] = True
     _bare_flags()
-    _one_line_usage_errors()
+
+
+class SanctumGroup(typer.core.TyperGroup):
+    """The root command group: installs the one-line usage errors when one escapes.
+
+    Typer formats a usage error with ``typer.rich_utils.rich_format_error`` after it
+    has left the group's parsing (:meth:`make_context`) or a subcommand's
+    (:meth:`invoke`); the wrapper is put in place right then, so that a run without a
+    usage error never imports ``typer.rich_utils``. The exception itself is re-raised
+    untouched.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: Any = None,
+        **extra: Any,
+    ) -> Any:
+        """Parse the root's arguments (a usage error installs the one-line wrapper)."""
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _CLICK_EXCEPTION:
+            _one_line_usage_errors()
+            raise
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the chosen subcommand (a usage error installs the one-line wrapper)."""
+        try:
+            return super().invoke(ctx)
+        except _CLICK_EXCEPTION:
+            _one_line_usage_errors()
+            raise
 
 
 def _bare_flags() -> None:
@@ -58,6 +100,9 @@ def usage_error_line(error: Any) -> str:
 
 
 def _one_line_usage_errors() -> None:
+    if _applied.get("errors"):
+        return
+    _applied["errors"] = True
     try:
         from typer import rich_utils
     except ImportError:  # pragma: no cover - rich is a dependency of the CLI

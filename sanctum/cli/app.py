@@ -23,6 +23,7 @@ from sanctum.cli import trace as trace_command
 from sanctum.cli import validate as validate_command
 from sanctum.cli import watch as watch_command
 from sanctum.cli._common import set_debug
+from sanctum.cli._typer_fixes import SanctumGroup
 from sanctum.cli._typer_fixes import apply as _apply_typer_fixes
 
 __all__ = ["app", "main"]
@@ -31,6 +32,7 @@ _apply_typer_fixes()
 
 app = typer.Typer(
     name="sanctum",
+    cls=SanctumGroup,
     help=(
         "Run, resume, stream and trace sanctum rituals — cyclic state graphs of AI "
         "agents written as YAML files."

@@ -23,12 +23,13 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
     files print ``path: ok`` unless ``quiet``.
     """
     from sanctum.errors import RitualFileError
-    from sanctum.spec import check_ritual
-    from sanctum.spec.testcases import load_test_file
+    from sanctum.spec.compiler import check_ritual
 
     bad = 0
     for path in paths:
         if path.name.endswith(".test.yaml"):
+            from sanctum.spec.testcases import load_test_file
+
             try:
                 load_test_file(path)
                 problems = []

@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from sanctum.codex.base import Seal, find_unserialisable
@@ -41,13 +42,15 @@ MAX_ID_LENGTH = 512
 """Longest invocation_id or seal_id a Codex accepts, in characters."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EncodedValue:
     """One Conduit value as JSON text.
 
     ``text`` is the full JSON text. When ``base`` is not None the value is a list that
     extends the list whose full text is ``base``, and ``suffix`` is the JSON text of
-    the new items joined by commas (no brackets, never empty).
+    the new items joined by commas (no brackets, never empty). Treat as immutable (not
+    frozen: a frozen dataclass is slower to build, and one is built per Conduit per
+    Seal).
     """
 
     text: str
@@ -55,7 +58,7 @@ class EncodedValue:
     suffix: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EncodedSeal:
     """A Seal checked and encoded: per-Conduit values plus frontier and metadata text."""
 
@@ -89,6 +92,8 @@ def check_ids(invocation_id: object, seal_id: object = "-") -> None:
             without NUL characters.
     """
     for label, value in (("invocation_id", invocation_id), ("seal_id", seal_id)):
+        if type(value) is str and 0 < len(value) <= MAX_ID_LENGTH and "\x00" not in value:
+            continue
         if not isinstance(value, str) or not value or "\x00" in value or len(value) > MAX_ID_LENGTH:
             raise SealError(
                 f"{label} must be a non-empty string of at most {MAX_ID_LENGTH} characters "
@@ -137,7 +142,22 @@ def encode_json(value: Any) -> str:
     return _ENCODER.encode(value)
 
 
-_dumps = encode_json
+def _dumps(value: Any) -> str:
+    """:func:`encode_json`, with the common scalars done without the encoder's set-up.
+
+    The texts are exactly the encoder's (``int.__repr__``, the encoder's own string
+    escaping); floats, containers and everything else go through the encoder.
+    """
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)
+    if kind is int:
+        return int.__repr__(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    return _ENCODER.encode(value)
 
 
 def _encode_part(invocation_id: str, seal: Seal, value: Any, where: str, owner: str | None) -> str:
@@ -163,6 +183,34 @@ def _encode_part(invocation_id: str, seal: Seal, value: Any, where: str, owner: 
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list, tuple})
+
+
+def _plain_keys(value: Any) -> bool:
+    """True when ``value`` is plain dicts, lists and tuples whose dict keys are all str.
+
+    A quick walk for the small nested values the scheduler writes (metadata); False
+    means "not sure" (a non-str key, or a container of another type), never "bad".
+    """
+    stack = [value]
+    budget = 64
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                if type(child) in _CONTAINERS:
+                    stack.append(child)
+        elif kind is list or kind is tuple:
+            stack.extend(child for child in item if type(child) in _CONTAINERS)
+        else:
+            return False
+        budget -= 1
+        if budget == 0:
+            return False
+    return True
 
 
 def _check_part(
@@ -180,6 +228,8 @@ def _check_part(
     """
     if type(value) in _SCALARS:
         return
+    if _plain_keys(value):
+        return
     if text is not None and json.loads(text) == value:
         return
     found = find_unserialisable(value, where)
@@ -188,9 +238,66 @@ def _check_part(
         raise _refuse(invocation_id, seal, path, _a(type_name), owner, _PLAIN)
 
 
+_QUICK_NODES = 48
+"""Most containers plus items :func:`_quick` encodes before leaving it to the encoder."""
+
+
+def _quick(value: Any) -> str | None:
+    """Strict JSON text of a small value of plain types, or None to use the encoder.
+
+    Handles dicts with str keys, lists, tuples, str, int, bool and None (exact types,
+    no subclasses; no floats) up to :data:`_QUICK_NODES` nodes — what the scheduler's
+    metadata and most small Conduit values are — and produces the encoder's exact
+    text. A value it returns text for holds no non-str key, so it needs no further
+    check; anything else (bigger, deeper, circular, other types) returns None.
+    """
+    budget = [_QUICK_NODES]
+
+    def walk(item: Any) -> str | None:
+        kind = type(item)
+        if kind is str:
+            return encode_basestring_ascii(item)
+        if kind is int:
+            return int.__repr__(item)
+        if item is None:
+            return "null"
+        if kind is bool:
+            return "true" if item else "false"
+        if kind is not dict and kind is not list and kind is not tuple:
+            return None
+        budget[0] -= len(item) + 1
+        if budget[0] < 0:
+            return None
+        parts = []
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return None
+                text = encode_basestring_ascii(child) if type(child) is str else walk(child)
+                if text is None:
+                    return None
+                parts.append(f"{encode_basestring_ascii(key)}:{text}")
+            return "{" + ",".join(parts) + "}"
+        for child in item:
+            text = encode_basestring_ascii(child) if type(child) is str else walk(child)
+            if text is None:
+                return None
+            parts.append(text)
+        return "[" + ",".join(parts) + "]"
+
+    return walk(value)
+
+
 def _encode_value(
     invocation_id: str, seal: Seal, conduit: str, value: Any, base: str | None
 ) -> EncodedValue:
+    kind = type(value)
+    if kind is int or kind is str or kind is bool or value is None:
+        return EncodedValue(_dumps(value))  # plain scalars: nothing to check or chain
+    if kind is dict or kind is list or kind is tuple:
+        quick = _quick(value)
+        if quick is not None and (base is None or quick == base or base[:1] != "["):
+            return EncodedValue(quick)  # checked by _quick; no list chain to look for
     text = _encode_part(invocation_id, seal, value, conduit, conduit)
     if base is not None and text == base:
         return EncodedValue(text)
@@ -239,7 +346,9 @@ def encode_seal(
             not strict JSON (naming the writing Sigil, the key path and the type).
     """
     check_ids(invocation_id, seal.seal_id)
-    if not isinstance(seal.superstep, int) or isinstance(seal.superstep, bool):
+    if type(seal.superstep) is not int and (
+        not isinstance(seal.superstep, int) or isinstance(seal.superstep, bool)
+    ):
         raise SealError(
             f"cannot seal invocation {invocation_id!r}: superstep must be an int, "
             f"got {type(seal.superstep).__name__}",
@@ -247,7 +356,7 @@ def encode_seal(
             seal_id=seal.seal_id,
         )
     timestamp = seal.timestamp
-    if (
+    if not (type(timestamp) is float and timestamp - timestamp == 0.0) and (
         not isinstance(timestamp, (int, float))
         or isinstance(timestamp, bool)
         or timestamp != timestamp
@@ -259,7 +368,7 @@ def encode_seal(
             invocation_id=invocation_id,
             seal_id=seal.seal_id,
         )
-    if not isinstance(seal.aether, Mapping):
+    if type(seal.aether) is not dict and not isinstance(seal.aether, Mapping):
         raise SealError(
             f"cannot seal invocation {invocation_id!r}: the Aether must be a mapping, got "
             f"{type(seal.aether).__name__}",
@@ -280,7 +389,13 @@ def encode_seal(
             )
         values[conduit] = _encode_value(invocation_id, seal, conduit, value, bases.get(conduit))
     frontier = seal.frontier
-    if not isinstance(frontier, (list, tuple)) or not all(isinstance(s, str) for s in frontier):
+    frontier_text = None
+    if isinstance(frontier, (list, tuple)):
+        try:  # the encoder's own escaping; refuses anything but str
+            frontier_text = "[" + ",".join(map(encode_basestring_ascii, frontier)) + "]"
+        except TypeError:
+            pass
+    if frontier_text is None:
         raise SealError(
             f"cannot seal invocation {invocation_id!r} at superstep {seal.superstep}: the "
             f"frontier must be a sequence of sigil names, got {frontier!r:.120}",
@@ -288,16 +403,18 @@ def encode_seal(
             seal_id=seal.seal_id,
         )
     metadata = seal.metadata
-    if not isinstance(metadata, Mapping):
+    if type(metadata) is not dict and not isinstance(metadata, Mapping):
         raise SealError(
             f"cannot seal invocation {invocation_id!r}: metadata must be a mapping, got "
             f"{type(metadata).__name__}",
             invocation_id=invocation_id,
             seal_id=seal.seal_id,
         )
-    meta_text = _encode_part(invocation_id, seal, dict(metadata), "metadata", None)
-    _check_part(invocation_id, seal, metadata, "metadata", None, meta_text)
-    return EncodedSeal(values, _dumps(list(frontier)), meta_text)
+    meta_text = _quick(metadata) if type(metadata) is dict else None
+    if meta_text is None:
+        meta_text = _encode_part(invocation_id, seal, dict(metadata), "metadata", None)
+        _check_part(invocation_id, seal, metadata, "metadata", None, meta_text)
+    return EncodedSeal(values, frontier_text, meta_text)
 
 
 def decode_json(text: str) -> Any:

@@ -61,8 +61,7 @@ def m001_seals_and_values(db: sqlite3.Connection) -> None:
         ) WITHOUT ROWID
         """
     )
-    # One row per Invocation, added with its first Seal (and never touched again, so a
-    # Seal's commit writes one page of sanctum_seals and nothing else).
+    # One row per Invocation, added with its first Seal and never touched again.
     db.execute(
         """
         CREATE TABLE sanctum_invocations (
@@ -80,6 +79,62 @@ def m001_seals_and_values(db: sqlite3.Connection) -> None:
         END
         """
     )
+
+
+@_migration
+def m002_keyed_seals(db: sqlite3.Connection) -> None:
+    """Seals in a rowid table keyed by ``number << 32 | seq`` (one page per commit).
+
+    m001 clustered Seals by ``(invocation_id, seq)`` in a WITHOUT ROWID table: an index
+    b-tree, whose page splits rewrite three sibling pages and their parent, so about
+    one commit in four wrote four pages. Each Invocation now has a small ``number``
+    (``sanctum_invocations``, written once, with its first Seal) and a Seal's rowid
+    ``key`` is ``number * 2**32 + seq``: an Invocation's Seals stay contiguous, the
+    newest Invocation appends at the right edge of the table b-tree (SQLite's quick
+    balance: one new page, no sibling rewrite), and the primary key itself is the
+    optimistic check — two writers that both expect Seal *k* both write key *k + 1*,
+    and the second one fails. Existing Seals are copied over unchanged.
+    """
+    db.execute("DROP TRIGGER IF EXISTS sanctum_first_seal")
+    db.execute("ALTER TABLE sanctum_seals RENAME TO sanctum_m001_seals")
+    db.execute("ALTER TABLE sanctum_invocations RENAME TO sanctum_m001_invocations")
+    db.execute(
+        """
+        CREATE TABLE sanctum_invocations (
+            number INTEGER PRIMARY KEY,
+            invocation_id TEXT NOT NULL UNIQUE,
+            created INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE sanctum_seals (
+            key INTEGER PRIMARY KEY,
+            seal_id TEXT NOT NULL,
+            superstep INTEGER NOT NULL,
+            timestamp REAL NOT NULL,
+            frontier TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            aether TEXT NOT NULL,
+            written INTEGER NOT NULL
+        )
+        """
+    )
+    db.execute(
+        "INSERT INTO sanctum_invocations (invocation_id, created) "
+        "SELECT invocation_id, min(written) FROM sanctum_m001_seals "
+        "GROUP BY invocation_id ORDER BY min(written), invocation_id"
+    )
+    db.execute(
+        "INSERT INTO sanctum_seals (key, seal_id, superstep, timestamp, frontier, metadata, "
+        "aether, written) SELECT (i.number << 32) + s.seq, s.seal_id, s.superstep, "
+        "s.timestamp, s.frontier, s.metadata, s.aether, s.written "
+        "FROM sanctum_m001_seals AS s JOIN sanctum_invocations AS i "
+        "ON i.invocation_id = s.invocation_id ORDER BY i.number, s.seq"
+    )
+    db.execute("DROP TABLE sanctum_m001_seals")
+    db.execute("DROP TABLE sanctum_m001_invocations")
 
 
 _FIX = (

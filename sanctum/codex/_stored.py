@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from sanctum.codex._serial import (
@@ -53,12 +54,14 @@ Bases = dict[str, tuple[str, int | None]]
 """``{conduit: (full JSON text, value row id or None when inline)}`` of a base Seal."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Placement:
     """How one Conduit value of a new Seal is stored.
 
     ``value_id`` set: reuse that row. ``digest`` set: insert a row
     ``(digest, prev, body)`` (``prev`` None for a root). Neither: inline ``text``.
+    Treat as immutable (not frozen only because a frozen dataclass is slower to build,
+    and one is built per Conduit per Seal).
     """
 
     conduit: str
@@ -92,7 +95,7 @@ def aether_column(plan: list[Placement], ids: dict[str, int]) -> str:
     """The Seal row's Aether column: refs in Conduit order (``ids`` for stored values)."""
     parts = []
     for place in plan:
-        key = json.dumps(place.conduit)
+        key = encode_basestring_ascii(place.conduit)
         value_id = ids.get(place.conduit)
         parts.append(f"{key}:{value_id}" if value_id is not None else f"{key}:[{place.text}]")
     return "{" + ",".join(parts) + "}"

@@ -19,9 +19,13 @@ parent Seal stores only its new items, chained to the stored prefix. A conversat
 Aether stays the same size costs the same bytes at superstep 1,000 as at superstep 10.
 
 Durability: the file is in WAL mode with ``synchronous=FULL`` by default; ``put``
-returns only after its transaction committed. ``put_next`` checks and appends inside
-one ``BEGIN IMMEDIATE`` transaction, so two processes resuming one Invocation can never
-both append after the same Seal.
+returns only after its transaction committed. Each Invocation has a number and a Seal
+row's rowid is ``number << 32 | seq`` (see ``m002_keyed_seals``): the successor of Seal
+*k* can only be written at key *k + 1*, so the primary key itself makes ``put_next``'s
+check atomic across processes — two writers that expected the same Seal cannot both
+append after it. The common Seal (no new value row, Invocation known) is one autocommit
+INSERT that touches one table page; anything more is one ``BEGIN IMMEDIATE``
+transaction.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,25 +71,47 @@ WITH RECURSIVE chain(id) AS (
 SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
 """
 _CACHED_INVOCATIONS = 32
-_LATEST_ID = (
-    "(SELECT seal_id FROM sanctum_seals WHERE invocation_id = :inv ORDER BY seq DESC LIMIT 1)"
-)
+_SEQ_BITS = 32
+_SEQ_MASK = (1 << _SEQ_BITS) - 1
+"""A Seal's key is ``number << 32 | seq`` (see ``m002_keyed_seals``)."""
+_NUMBER = "SELECT number FROM sanctum_invocations WHERE invocation_id = ?"
+_RANGE = "key BETWEEN ? AND ?"
+_TIP = f"SELECT key, seal_id FROM sanctum_seals WHERE {_RANGE} ORDER BY key DESC LIMIT 1"
 _INSERT_SEAL = (
-    f"INSERT INTO sanctum_seals (invocation_id, seq, {_SEAL_COLUMNS}, written) "
-    "SELECT :inv, coalesce((SELECT max(seq) FROM sanctum_seals WHERE invocation_id = :inv), 0)"
-    " + 1, :sid, :superstep, :ts, :frontier, :metadata, :aether, :written"
+    f"INSERT INTO sanctum_seals (key, {_SEAL_COLUMNS}, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
-# The check and the insert are one statement: SQLite takes the write lock before it
-# reads, so no other process can slip a Seal in between.
-_INSERT_SEAL_CHECKED = f"{_INSERT_SEAL} WHERE {_LATEST_ID} IS :expected"
-_INSERT_SEAL_UNIQUE = (
-    f"{_INSERT_SEAL} WHERE NOT EXISTS (SELECT 1 FROM sanctum_seals "
-    "WHERE invocation_id = :inv AND seal_id = :sid)"
-)
+
+
+def _span(number: int) -> tuple[int, int]:
+    """The first and last key an Invocation's Seals can hold."""
+    low = number << _SEQ_BITS
+    return low, low | _SEQ_MASK
+
+
+@dataclass(slots=True)
+class _Tip:
+    """The last Seal this object wrote for an Invocation (a cache; keys never change).
+
+    Replaced, never mutated (not frozen: a frozen dataclass is slower to build).
+    """
+
+    number: int
+    seal_id: str
+    seq: int
+    bases: Bases
+    texts: dict[str, str]
 
 
 class _Duplicate(Exception):
     """The history already holds the Seal's seal_id."""
+
+
+class _Lost(Exception):
+    """The optimistic check failed: the latest Seal is ``found``, not the expected one."""
+
+    def __init__(self, found: str | None) -> None:
+        super().__init__(found)
+        self.found = found
 
 
 class _NoCheck:
@@ -128,7 +155,7 @@ class SqliteCodex(Codex):
         self._busy_timeout = busy_timeout
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._latest: OrderedDict[str, tuple[str, Bases]] = OrderedDict()
+        self._latest: OrderedDict[str, _Tip] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"SqliteCodex({str(self.path)!r})"
@@ -175,13 +202,18 @@ class SqliteCodex(Codex):
         return [thaw_seal(invocation_id, self._location, row, texts) for row in rows]
 
     def _read(self, invocation_id: str, where: str, params: tuple[Any, ...]) -> list[Seal]:
+        """Seals of the Invocation matching ``where`` (after the key range), one snapshot."""
         with self._lock:
             try:
                 db = self._conn()
                 db.execute("BEGIN")
                 try:
+                    row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+                    if row is None:
+                        return []
                     rows = db.execute(
-                        f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals {where}", params
+                        f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
+                        (*_span(int(row[0])), *params),
                     ).fetchall()
                     return self._thaw_rows(invocation_id, rows)
                 finally:
@@ -195,9 +227,7 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or the Seal row was damaged.
         """
-        seals = self._read(
-            invocation_id, "WHERE invocation_id = ? ORDER BY seq DESC LIMIT 1", (invocation_id,)
-        )
+        seals = self._read(invocation_id, "ORDER BY key DESC LIMIT 1", ())
         return seals[0] if seals else None
 
     async def list(self, invocation_id: str) -> builtins.list[Seal]:
@@ -206,7 +236,7 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or a Seal row was damaged.
         """
-        return self._read(invocation_id, "WHERE invocation_id = ? ORDER BY seq", (invocation_id,))
+        return self._read(invocation_id, "ORDER BY key", ())
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation, or None when unknown.
@@ -214,9 +244,7 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or the Seal row was damaged.
         """
-        seals = self._read(
-            invocation_id, "WHERE invocation_id = ? AND seal_id = ?", (invocation_id, seal_id)
-        )
+        seals = self._read(invocation_id, "AND seal_id = ? ORDER BY key LIMIT 1", (seal_id,))
         return seals[0] if seals else None
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
@@ -230,11 +258,11 @@ class SqliteCodex(Codex):
                 rows = (
                     self._conn()
                     .execute(
-                        "SELECT i.invocation_id, s.seq, s.superstep, s.frontier, s.timestamp, "
-                        "s.metadata, s.seal_id FROM sanctum_invocations AS i "
-                        "JOIN sanctum_seals AS s ON s.invocation_id = i.invocation_id AND s.seq = "
-                        "(SELECT max(seq) FROM sanctum_seals "
-                        "WHERE invocation_id = i.invocation_id) "
+                        f"SELECT i.invocation_id, s.key & {_SEQ_MASK}, s.superstep, s.frontier, "
+                        "s.timestamp, s.metadata, s.seal_id FROM sanctum_invocations AS i "
+                        "JOIN sanctum_seals AS s ON s.key = (SELECT max(key) FROM sanctum_seals "
+                        f"WHERE key BETWEEN i.number << {_SEQ_BITS} "
+                        f"AND (i.number << {_SEQ_BITS}) | {_SEQ_MASK}) "
                         "ORDER BY s.written DESC LIMIT ?",
                         (max(limit, 0),),
                     )
@@ -264,22 +292,19 @@ class SqliteCodex(Codex):
 
     # ------------------------------------------------------------------ writing
 
-    def _bases(self, invocation_id: str, seal: Seal) -> Bases:
-        """Texts and value ids of the Seal this one probably continues from."""
-        cached = self._latest.get(invocation_id)
-        parent = seal.parent
-        if cached is not None and (parent is None or cached[0] == parent):
-            return cached[1]
-        if parent is None:
-            return {}
+    def _bases(self, invocation_id: str, parent: str, cached: _Tip | None) -> Bases:
+        """Texts and value ids of the Seal ``parent`` (when this object did not write it)."""
         try:
             db = self._conn()
+            number = db.execute(_NUMBER, (invocation_id,)).fetchone()
+            if number is None:
+                return {}
             row = db.execute(
-                "SELECT aether FROM sanctum_seals WHERE invocation_id = ? AND seal_id = ?",
-                (invocation_id, parent),
+                f"SELECT aether FROM sanctum_seals WHERE {_RANGE} AND seal_id = ? LIMIT 1",
+                (*_span(int(number[0])), parent),
             ).fetchone()
             if row is None:
-                return cached[1] if cached is not None else {}
+                return cached.bases if cached is not None else {}
             refs = decode_refs(invocation_id, parent, self._location, row[0])
             return bases_from_refs(refs, self._texts(db, value_ids(refs)))
         except (sqlite3.Error, SealError):
@@ -297,89 +322,172 @@ class SqliteCodex(Codex):
             row = db.execute("SELECT id FROM sanctum_values WHERE digest = ?", (digest,)).fetchone()
         return int(row[0])
 
-    def _insert_seal(
+    def _tip(
+        self, db: sqlite3.Connection, invocation_id: str
+    ) -> tuple[int | None, int, str | None]:
+        """``(number or None, seq of the latest Seal or 0, its seal_id or None)``."""
+        row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+        if row is None:
+            return None, 0, None
+        number = int(row[0])
+        tip = db.execute(_TIP, _span(number)).fetchone()
+        if tip is None:
+            return number, 0, None
+        return number, int(tip[0]) & _SEQ_MASK, str(tip[1])
+
+    def _number(self, db: sqlite3.Connection, invocation_id: str) -> int:
+        """The Invocation's number, registering it (inside the caller's transaction)."""
+        row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+        if row is None:
+            row = db.execute(
+                "INSERT INTO sanctum_invocations (invocation_id, created) VALUES (?, ?) "
+                "RETURNING number",
+                (invocation_id, time.time_ns()),
+            ).fetchone()
+        return int(row[0])
+
+    def _row(
         self,
-        db: sqlite3.Connection,
-        invocation_id: str,
+        key: int,
         seal: Seal,
         encoded: EncodedSeal,
-        aether: str,
-        expected: str | _NoCheck | None,
-    ) -> bool:
-        """Insert the Seal row; with ``expected``, only if the latest Seal still is it.
+        plan: builtins.list[Placement],
+        ids: dict[str, int],
+    ) -> tuple[Any, ...]:
+        if key & _SEQ_MASK == 0:
+            raise SealError(
+                f"seal {seal.seal_id!r} cannot be written to {self._location}: the history "
+                f"already holds {_SEQ_MASK} seals; start a new invocation",
+                seal_id=seal.seal_id,
+                location=self._location,
+            )
+        return (
+            key,
+            seal.seal_id,
+            seal.superstep,
+            float(seal.timestamp),
+            encoded.frontier,
+            encoded.metadata,
+            aether_column(plan, ids),
+            time.time_ns(),
+        )
 
-        The check and the insert are one statement, so they share one write lock.
-        Returns False when the check failed (nothing inserted).
-        """
-        params: dict[str, Any] = {
-            "inv": invocation_id,
-            "sid": seal.seal_id,
-            "superstep": seal.superstep,
-            "ts": float(seal.timestamp),
-            "frontier": encoded.frontier,
-            "metadata": encoded.metadata,
-            "aether": aether,
-            "written": time.time_ns(),
-        }
-        if isinstance(expected, _NoCheck):
-            if db.execute(_INSERT_SEAL_UNIQUE, params).rowcount != 1:
-                raise _Duplicate
-            return True
-        if seal.seal_id == expected:
-            raise _Duplicate
-        cursor = db.execute(_INSERT_SEAL_CHECKED, {**params, "expected": expected})
-        return cursor.rowcount == 1
-
-    def _append(
+    def _append_next(
         self,
         db: sqlite3.Connection,
         invocation_id: str,
         seal: Seal,
         encoded: EncodedSeal,
         plan: builtins.list[Placement],
-        expected: str | _NoCheck | None,
-    ) -> dict[str, int] | None:
-        """Write value rows and the Seal row; None when the optimistic check failed.
+        expected: str | None,
+        cached: _Tip | None,
+    ) -> tuple[int, int, dict[str, int]]:
+        """Write the Seal as the successor of ``expected``; ``(number, seq, value ids)``.
 
-        A Seal that adds no value row (the common case: small or unchanged values) is a
-        single autocommit statement; otherwise one ``BEGIN IMMEDIATE`` transaction.
+        The successor of Seal *k* is key *k + 1*: the table's primary key makes the
+        check atomic across processes (a second writer that also expected *k* fails
+        on the key). A Seal that adds no value row to a known Invocation (the common
+        case) is a single autocommit INSERT; otherwise one ``BEGIN IMMEDIATE``
+        transaction.
+
+        Raises:
+            _Lost: If the latest Seal is not ``expected`` (nothing written).
         """
+        if seal.seal_id == expected:
+            raise _Duplicate
+        number: int | None
+        if cached is not None and cached.seal_id == expected:
+            number, after = cached.number, cached.seq
+        else:
+            number, after, latest = self._tip(db, invocation_id)
+            if latest != expected:
+                raise _Lost(latest)
+        ids: dict[str, int] = {}
+        fresh = False
+        for place in plan:
+            if place.value_id is not None:
+                ids[place.conduit] = place.value_id
+            elif place.digest is not None:
+                fresh = True
+        try:
+            if number is not None and not fresh:
+                key = (number << _SEQ_BITS) + after + 1
+                db.execute(_INSERT_SEAL, self._row(key, seal, encoded, plan, ids))
+                return number, after + 1, ids
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if number is None:
+                    number = self._number(db, invocation_id)
+                for place in plan:
+                    if place.digest is not None:
+                        ids[place.conduit] = self._store_value(
+                            db, place.digest, place.prev, place.body
+                        )
+                key = (number << _SEQ_BITS) + after + 1
+                db.execute(_INSERT_SEAL, self._row(key, seal, encoded, plan, ids))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.IntegrityError:
+            raise _Lost(self._tip(db, invocation_id)[2]) from None
+        return number, after + 1, ids
+
+    def _append_any(
+        self,
+        db: sqlite3.Connection,
+        invocation_id: str,
+        seal: Seal,
+        encoded: EncodedSeal,
+        plan: builtins.list[Placement],
+    ) -> tuple[int, int, dict[str, int]]:
+        """Write the Seal after whatever is latest (plain ``put``); one transaction."""
         ids = {p.conduit: p.value_id for p in plan if p.value_id is not None}
-        if all(p.digest is None for p in plan):
-            if self._insert_seal(
-                db, invocation_id, seal, encoded, aether_column(plan, ids), expected
-            ):
-                return ids
-            return None
         db.execute("BEGIN IMMEDIATE")
         try:
+            number = self._number(db, invocation_id)
+            low, high = _span(number)
+            if db.execute(
+                f"SELECT 1 FROM sanctum_seals WHERE {_RANGE} AND seal_id = ? LIMIT 1",
+                (low, high, seal.seal_id),
+            ).fetchone():
+                raise _Duplicate
+            tip = db.execute(_TIP, (low, high)).fetchone()
+            seq = (int(tip[0]) & _SEQ_MASK if tip is not None else 0) + 1
             for place in plan:
                 if place.digest is not None:
                     ids[place.conduit] = self._store_value(db, place.digest, place.prev, place.body)
-            if not self._insert_seal(
-                db, invocation_id, seal, encoded, aether_column(plan, ids), expected
-            ):
-                db.execute("ROLLBACK")
-                return None
+            db.execute(_INSERT_SEAL, self._row(low + seq, seal, encoded, plan, ids))
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        return ids
+        return number, seq, ids
 
     def _write(self, invocation_id: str, seal: Seal, expected: str | _NoCheck | None) -> None:
         with self._lock:
-            bases = self._bases(invocation_id, seal)
-            encoded = encode_seal(invocation_id, seal, {k: t for k, (t, _) in bases.items()})
+            cached = self._latest.get(invocation_id)
+            parent = seal.parent
+            if cached is not None and (parent is None or cached.seal_id == parent):
+                bases, texts = cached.bases, cached.texts
+            else:
+                bases = self._bases(invocation_id, parent, cached) if parent is not None else {}
+                texts = {name: text for name, (text, _) in bases.items()}
+            encoded = encode_seal(invocation_id, seal, texts)
             plan = plan_values(encoded, bases)
             try:
                 db = self._conn()
-                ids = self._append(db, invocation_id, seal, encoded, plan, expected)
-                if ids is None:
-                    row = db.execute(f"SELECT {_LATEST_ID}", {"inv": invocation_id}).fetchone()
-                    latest = row[0] if row is not None else None
-                    raise concurrent_write(invocation_id, expected, latest)  # type: ignore[arg-type]
+                if isinstance(expected, _NoCheck):
+                    number, seq, ids = self._append_any(db, invocation_id, seal, encoded, plan)
+                else:
+                    number, seq, ids = self._append_next(
+                        db, invocation_id, seal, encoded, plan, expected, cached
+                    )
+            except _Lost as lost:
+                assert not isinstance(expected, _NoCheck)
+                raise concurrent_write(invocation_id, expected, lost.found) from None
             except _Duplicate:
                 raise SealError(
                     f"invocation {invocation_id!r} already holds seal {seal.seal_id!r} in "
@@ -391,11 +499,16 @@ class SqliteCodex(Codex):
                 ) from None
             except sqlite3.Error as exc:
                 raise self._failed(exc, "write a seal", invocation_id) from None
-            written = {p.conduit: (p.text, ids.get(p.conduit)) for p in plan}
-            self._latest[invocation_id] = (seal.seal_id, written)
-            self._latest.move_to_end(invocation_id)
-            while len(self._latest) > _CACHED_INVOCATIONS:
-                self._latest.popitem(last=False)
+            written: Bases = {}
+            texts = {}
+            for place in plan:
+                written[place.conduit] = (place.text, ids.get(place.conduit))
+                texts[place.conduit] = place.text
+            latest = self._latest
+            latest[invocation_id] = _Tip(number, seal.seal_id, seq, written, texts)
+            latest.move_to_end(invocation_id)
+            if len(latest) > _CACHED_INVOCATIONS:
+                latest.popitem(last=False)
 
     async def put(self, invocation_id: str, seal: Seal) -> None:
         """Append a Seal to the Invocation's history; committed before this returns.
@@ -412,7 +525,8 @@ class SqliteCodex(Codex):
     ) -> None:
         """Append a Seal only if the history's latest Seal is still ``expected_latest``.
 
-        The check and the append share one ``BEGIN IMMEDIATE`` transaction, so the
+        The successor of the expected Seal takes the next key of the Invocation; the
+        table's primary key refuses a second writer that expected the same Seal, so the
         check holds across processes.
 
         Raises:

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sanctum.omens._quick import quicken
+
 __all__ = [
     "CircleEchoed",
     "DeltaRejected",
@@ -221,6 +223,26 @@ class CircleEchoed(Omen):
     invocation_id: str = ""
     superstep: int = 0
     sigil: str = ""
+
+
+for _kind in (
+    Omen,
+    RiteBegan,
+    SuperstepBegan,
+    SigilBegan,
+    SigilRetried,
+    SigilCompleted,
+    SuperstepCompleted,
+    SealWritten,
+    TokenEmitted,
+    RiteManifested,
+    DeltaRejected,
+    SpellCallRepaired,
+    SpellCallRejected,
+    CircleEchoed,
+):
+    quicken(_kind)  # the same dataclasses, built about a third faster (see _quick)
+del _kind
 
 
 class Writer(Protocol):

@@ -6,6 +6,12 @@ objects at all. Omens keep their emission order: Omens the scheduler emits are a
 in line; Omens a Sigil pushes through its writer (which must never block) are queued
 and handed to the Wards by one dispatcher task, which the scheduler drains before its
 own next Omen.
+
+A Ward whose ``on_omen`` does all its work synchronously may say so with
+:func:`synchronous_twin`; the engine then calls that plain method instead of awaiting
+a coroutine per Omen (:class:`ImmediateHook`). When every hook is immediate the
+emitter is :attr:`Emitter.immediate`: the scheduler hands Omens over with the plain
+:meth:`Emitter.deliver`, and writer Omens are delivered on the spot instead of queued.
 """
 
 from __future__ import annotations
@@ -13,10 +19,19 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from sanctum.omens.events import Omen
 
-__all__ = ["Emitter", "OmenHook", "OmenSink"]
+__all__ = [
+    "SYNC_TWIN_ATTRIBUTE",
+    "Emitter",
+    "ImmediateHook",
+    "OmenHook",
+    "OmenSink",
+    "omen_hook_of",
+    "synchronous_twin",
+]
 
 OmenHook = Callable[[Omen], Awaitable[None]]
 """An async observer of every Omen (a Ward's ``on_omen``)."""
@@ -24,23 +39,110 @@ OmenHook = Callable[[Omen], Awaitable[None]]
 OmenSink = Callable[[Omen], None]
 """A synchronous, non-blocking consumer of Omens (the stream's queue)."""
 
+SYNC_TWIN_ATTRIBUTE = "__sanctum_synchronous_twin__"
+"""Set on an ``on_omen`` function: the name of the plain method doing all its work."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def synchronous_twin(name: str) -> Callable[[_F], _F]:
+    """Declare that the decorated async ``on_omen`` only calls the plain method ``name``.
+
+    The engine then calls ``ward.<name>(omen)`` directly — same order, same moment,
+    no coroutine per Omen. The mark sits on the function, so a subclass that overrides
+    ``on_omen`` is awaited as usual (and one that overrides ``<name>`` is honoured on
+    both paths). The method must not block and must not need the event loop.
+
+    Args:
+        name: The attribute name of the synchronous method taking ``(omen)``.
+
+    Returns:
+        A decorator returning the function unchanged apart from the mark.
+    """
+
+    def mark(function: _F) -> _F:
+        setattr(function, SYNC_TWIN_ATTRIBUTE, name)
+        return function
+
+    return mark
+
+
+class ImmediateHook:
+    """An Omen observer called synchronously (a Ward's declared synchronous twin).
+
+    Args:
+        call: Plain callable taking the Omen; what it raises fails the Invocation.
+    """
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Callable[[Omen], None]) -> None:
+        self.call = call
+
+
+def omen_hook_of(ward: object) -> OmenHook | ImmediateHook:
+    """The hook through which ``ward`` observes Omens.
+
+    Returns:
+        An :class:`ImmediateHook` when the class's ``on_omen`` declares a
+        :func:`synchronous_twin`, else the bound ``on_omen`` coroutine function.
+    """
+    twin = getattr(getattr(type(ward), "on_omen", None), SYNC_TWIN_ATTRIBUTE, None)
+    if isinstance(twin, str):
+        call = getattr(ward, twin, None)
+        if callable(call):
+            return ImmediateHook(call)
+    hook: OmenHook = ward.on_omen  # type: ignore[attr-defined]
+    return hook
+
 
 class Emitter:
     """Deliver Omens to the Wards' hooks, in order, then to the sink.
 
     Args:
-        hooks: ``on_omen`` coroutines of the Wards, in registration order.
+        hooks: The Wards' ``on_omen`` coroutine functions (or :class:`ImmediateHook`
+            twins), in registration order.
         sink: Non-blocking consumer called after the hooks (``None``: hooks only).
     """
 
-    __slots__ = ("_error", "_hooks", "_pending", "_sink", "_task")
+    __slots__ = ("_calls", "_error", "_hooks", "_immediate", "_pending", "_sink", "_task")
 
-    def __init__(self, hooks: Sequence[OmenHook], sink: OmenSink | None) -> None:
+    def __init__(self, hooks: Sequence[OmenHook | ImmediateHook], sink: OmenSink | None) -> None:
         self._hooks = tuple(hooks)
+        calls: list[tuple[Callable[[Omen], Any], bool]] = []
+        for hook in self._hooks:
+            if isinstance(hook, ImmediateHook):
+                calls.append((hook.call, True))
+            else:
+                calls.append((hook, False))
+        self._calls = tuple(calls)
+        immediate = tuple(call for call, sync in calls if sync)
+        self._immediate: tuple[Callable[[Omen], Any], ...] | None = (
+            immediate if len(immediate) == len(calls) else None
+        )
         self._sink = sink
         self._pending: deque[Omen] = deque()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
+
+    @property
+    def immediate(self) -> bool:
+        """True when every hook is synchronous: :meth:`deliver` may be used."""
+        return self._immediate is not None
+
+    def deliver(self, omen: Omen) -> None:
+        """Deliver ``omen`` synchronously (only when :attr:`immediate`).
+
+        Raises:
+            Exception: Whatever a hook raised — now, or earlier for a writer's Omen.
+        """
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        for call in self._immediate or ():
+            call(omen)
+        if self._sink is not None:
+            self._sink(omen)
 
     async def emit(self, omen: Omen) -> None:
         """Deliver ``omen`` after every Omen queued before it.
@@ -48,16 +150,32 @@ class Emitter:
         Raises:
             Exception: Whatever a Ward's ``on_omen`` raised (the Invocation fails).
         """
-        if self._task is not None:
+        if self._task is not None or self._error is not None:
             await self.drain()
-        for hook in self._hooks:
-            await hook(omen)
+        for call, sync in self._calls:
+            if sync:
+                call(omen)
+            else:
+                await call(omen)
         if self._sink is not None:
             self._sink(omen)
 
     def emit_nowait(self, omen: Omen) -> None:
-        """Queue ``omen`` without blocking (the writer's path)."""
-        if not self._hooks:
+        """Queue ``omen`` without blocking (the writer's path).
+
+        With only synchronous hooks (or none) the Omen is delivered on the spot; what a
+        hook raises then is kept and raised by the scheduler's next delivery or drain,
+        and later writer Omens are dropped, as with a queued delivery.
+        """
+        if self._immediate is not None:
+            if self._error is not None:
+                return
+            try:
+                for call in self._immediate:
+                    call(omen)
+            except Exception as exc:  # surfaced by deliver() / drain()
+                self._error = exc
+                return
             if self._sink is not None:
                 self._sink(omen)
             return
@@ -69,8 +187,11 @@ class Emitter:
         try:
             while self._pending:
                 omen = self._pending.popleft()
-                for hook in self._hooks:
-                    await hook(omen)
+                for call, sync in self._calls:
+                    if sync:
+                        call(omen)
+                    else:
+                        await call(omen)
                 if self._sink is not None:
                     self._sink(omen)
         except Exception as exc:  # surfaced by drain()

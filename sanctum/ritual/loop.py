@@ -32,9 +32,8 @@ from sanctum.omens.events import (
     RiteBegan,
     RiteManifested,
     SealWritten,
-    SuperstepBegan,
-    SuperstepCompleted,
 )
+from sanctum.ritual._omens import new_superstep_began, new_superstep_completed
 from sanctum.ritual.algo import (
     Joins,
     entry_frontier,
@@ -47,7 +46,7 @@ from sanctum.ritual.algo import (
     with_error,
     writers_of,
 )
-from sanctum.ritual.emitter import Emitter, OmenHook, OmenSink
+from sanctum.ritual.emitter import Emitter, ImmediateHook, OmenHook, OmenSink
 from sanctum.ritual.graph import Graph, SigilPlan
 from sanctum.ritual.runner import (
     AfterHook,
@@ -58,6 +57,7 @@ from sanctum.ritual.runner import (
     finish_inline,
     run_frontier,
     run_inline,
+    run_observed,
 )
 
 __all__ = ["YIELD_INTERVAL", "Setup", "perform_invocation"]
@@ -77,7 +77,7 @@ class Setup:
     recursion_limit: int
     before: tuple[BeforeHook, ...] = ()
     after: tuple[tuple[str, AfterHook], ...] = ()
-    omen_hooks: tuple[OmenHook, ...] = ()
+    omen_hooks: tuple[OmenHook | ImmediateHook, ...] = ()
     reducers: dict[str, Reducer] = field(default_factory=dict)
 
 
@@ -371,7 +371,9 @@ async def perform_invocation(
 
     emitter = Emitter(setup.omen_hooks, sink) if (setup.omen_hooks or sink is not None) else None
     ctx = RunContext(inv, emitter, setup.before, setup.after)
-    plain = emitter is None and not setup.before and not setup.after
+    hookless = not setup.before and not setup.after
+    plain = emitter is None and hookless
+    immediate = emitter is not None and emitter.immediate
     sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
     limit = setup.recursion_limit
     reducers = setup.reducers
@@ -416,14 +418,20 @@ async def perform_invocation(
                             deltas = await finish_inline(ctx, frontier, aether, pending)
                 else:
                     if emitter is not None:
-                        await emitter.emit(
-                            SuperstepBegan(
-                                invocation_id=inv,
-                                superstep=superstep,
-                                frontier=frontier_names(frontier),
-                            )
-                        )
-                    deltas = await run_frontier(ctx, frontier, aether)
+                        began = new_superstep_began(inv, superstep, frontier_names(frontier))
+                        if immediate:
+                            emitter.deliver(began)
+                        else:
+                            await emitter.emit(began)
+                    if hookless and (immediate or len(frontier) == 1):
+                        for plan in frontier:
+                            if not plan.fast:
+                                deltas = await run_frontier(ctx, frontier, aether)
+                                break
+                        else:
+                            deltas = await run_observed(ctx, frontier, aether)
+                    else:
+                        deltas = await run_frontier(ctx, frontier, aether)
             except SigilFailure as failure:
                 fallback = failure.plan.on_error
                 last = failure.plan.name
@@ -463,9 +471,11 @@ async def perform_invocation(
                 _fold_written(written, deltas, reducers)
             last = frontier[-1].name
             if emitter is not None:
-                await emitter.emit(
-                    SuperstepCompleted(invocation_id=inv, superstep=superstep, aether=aether)
-                )
+                completed = new_superstep_completed(inv, superstep, aether)
+                if immediate:
+                    emitter.deliver(completed)
+                else:
+                    await emitter.emit(completed)
             done = frontier
             routed = await _route_async(done, aether) if graph.async_routers else None
             frontier, joins = next_frontier(done, aether, joins, graph, routed)

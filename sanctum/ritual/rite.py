@@ -19,6 +19,7 @@ from sanctum.aether.reducers import Reducer, append
 from sanctum.aether.schema import ERRORS_CONDUIT, AetherSchema
 from sanctum.omens.events import Omen
 from sanctum.omens.modes import resolve_modes
+from sanctum.ritual.emitter import omen_hook_of
 from sanctum.ritual.graph import Graph
 from sanctum.ritual.loop import Setup, perform_invocation
 from sanctum.ritual.runner import AfterHook, BeforeHook
@@ -26,7 +27,7 @@ from sanctum.wards.base import Ward
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex
-    from sanctum.ritual.emitter import OmenHook, OmenSink
+    from sanctum.ritual.emitter import OmenSink
 
 __all__ = ["Rite"]
 
@@ -46,7 +47,7 @@ def _setup(graph: Graph, codex: Codex | None, wards: Sequence[Ward], limit: int)
     after: list[tuple[str, AfterHook]] = [
         (type(w).__name__, w.after_sigil) for w in wards if _overrides(w, "after_sigil")
     ]
-    omen_hooks: list[OmenHook] = [w.on_omen for w in wards if _overrides(w, "on_omen")]
+    omen_hooks = [omen_hook_of(w) for w in wards if _overrides(w, "on_omen")]
     reducers: dict[str, Reducer]
     if graph.schema is not None:
         reducers = {name: c.reducer for name, c in graph.schema.conduits.items()}

@@ -5,6 +5,10 @@ Every frontier Sigil gets its own shallow copy of the Aether. Two paths:
 * :func:`run_inline` — the fast path, used when nobody observes (no Ward hooks, no
   Omen listener) and every Sigil is synchronous without retries: the Sigils are called
   in bind order, inline, with no task, no Omen and no clock read.
+* :func:`run_observed` — the same inline calls when someone observes Omens but no Ward
+  hooks ``before_sigil``/``after_sigil``: SigilBegan and SigilCompleted are emitted
+  around each call, still with no task (used for a single-Sigil frontier, or any
+  frontier when every Omen hook is synchronous, so delivery order is unchanged).
 * :func:`run_frontier` — everything else: a single Sigil is awaited directly, several
   run as concurrent tasks; per Sigil the Wards' ``before_sigil`` run, then the attempts
   (each bounded by the policy's timeout, retried on matching failures after
@@ -27,6 +31,7 @@ from typing import Any
 
 from sanctum.errors import DeltaTypeError, Interrupt, SigilTimeoutError, WardRejection
 from sanctum.omens.events import DeltaRejected, SigilBegan, SigilCompleted, SigilRetried
+from sanctum.ritual._omens import new_sigil_began, new_sigil_completed
 from sanctum.ritual.algo import check_delta
 from sanctum.ritual.emitter import Emitter
 from sanctum.ritual.graph import SigilPlan
@@ -42,6 +47,7 @@ __all__ = [
     "cancel_all",
     "run_frontier",
     "run_inline",
+    "run_observed",
 ]
 
 BeforeHook = Callable[[str, Mapping[str, Any]], Awaitable[None]]
@@ -122,6 +128,70 @@ def run_inline(frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Delt
                 raise PendingAwait(out, len(out), result)
             result = check_delta(plan.name, result)
         out.append((plan.name, result))
+    return out
+
+
+async def run_observed(
+    ctx: RunContext, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
+) -> Deltas:
+    """Call synchronous Sigils inline, in bind order, announcing each (observed path).
+
+    Same Omens, in the same order, as :func:`run_frontier` gives for such a frontier
+    (SigilBegan, the call, SigilCompleted with its duration), without the coroutine
+    and task per Sigil. Requires an emitter and no ``before``/``after`` Ward hooks.
+
+    Returns:
+        ``[(sigil, delta), ...]`` in bind order.
+
+    Raises:
+        SigilFailure: When a Sigil raises (later Sigils are not called).
+        Interrupt: When a Sigil pauses the Invocation (``sigil`` filled in).
+        DeltaTypeError: When a Sigil returns a non-mapping.
+    """
+    emitter = ctx.emitter
+    assert emitter is not None
+    immediate = emitter.immediate
+    invocation_id = ctx.invocation_id
+    superstep = ctx.superstep
+    clock = time.perf_counter
+    out: Deltas = []
+    for index, plan in enumerate(frontier):
+        name = plan.name
+        started = clock()
+        began = new_sigil_began(invocation_id, superstep, name)
+        if immediate:
+            emitter.deliver(began)
+        else:
+            await emitter.emit(began)
+        try:
+            if plan.takes_writer:
+                writer = SigilWriter(emitter, invocation_id, superstep, name)
+                result = plan.fn(dict(aether), writer)
+            else:
+                result = plan.fn(dict(aether))
+            suspended = False
+            if type(result) is not dict:
+                if inspect.isawaitable(result):
+                    suspended = True
+                    result = await _bounded(plan, result, aether)
+                result = check_delta(name, result)
+        except Interrupt as pause:
+            pause.sigil = name
+            raise
+        except DeltaTypeError:
+            raise
+        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
+            raise SigilFailure(plan, exc, 1) from exc
+        completed = new_sigil_completed(invocation_id, superstep, name, result, clock() - started)
+        if immediate:
+            emitter.deliver(completed)
+        else:
+            await emitter.emit(completed)
+        out.append((name, result))
+        if suspended and index + 1 < len(frontier):
+            # It handed back an awaitable: like finish_inline, the rest runs concurrently.
+            out.extend(await run_frontier(ctx, frontier[index + 1 :], aether))
+            break
     return out
 
 

@@ -7,16 +7,26 @@ problem without running user code, :func:`ritual_graph` draws it (Mermaid or DOT
 :func:`ritual_json_schema` gives the JSON Schema editors use, and
 :func:`run_ritual_tests` runs ``*.test.yaml`` smoke cases. :func:`load_yaml_data` reads
 a plain YAML/JSON data document (an input file) with the same strictness.
+
+The names are loaded on first use (PEP 562): ``from sanctum.spec import check_ritual``
+imports the compiler but not the test runner, the graph drawer or the JSON Schema, so
+``sanctum validate`` starts quickly.
 """
 
-from sanctum.errors import FileProblem, RitualFileError
-from sanctum.spec.compiler import check_ritual, compile_ritual, load_ritual
-from sanctum.spec.expressions import ExpressionError
-from sanctum.spec.graph import ritual_graph
-from sanctum.spec.loader import load_yaml_data
-from sanctum.spec.models import RitualSpec
-from sanctum.spec.schema import ritual_json_schema
-from sanctum.spec.testcases import RitualTestSpec, TestResult, run_ritual_tests
+from __future__ import annotations
+
+import importlib
+import typing
+
+from sanctum.errors import ExpressionError, FileProblem, RitualFileError
+
+if typing.TYPE_CHECKING:
+    from sanctum.spec.compiler import check_ritual, compile_ritual, load_ritual
+    from sanctum.spec.graph import ritual_graph
+    from sanctum.spec.loader import load_yaml_data
+    from sanctum.spec.models import RitualSpec
+    from sanctum.spec.schema import ritual_json_schema
+    from sanctum.spec.testcases import RitualTestSpec, TestResult, run_ritual_tests
 
 __all__ = [
     "ExpressionError",
@@ -33,3 +43,31 @@ __all__ = [
     "ritual_json_schema",
     "run_ritual_tests",
 ]
+
+_HOMES = {
+    "RitualSpec": "sanctum.spec.models",
+    "RitualTestSpec": "sanctum.spec.testcases",
+    "TestResult": "sanctum.spec.testcases",
+    "check_ritual": "sanctum.spec.compiler",
+    "compile_ritual": "sanctum.spec.compiler",
+    "load_ritual": "sanctum.spec.compiler",
+    "load_yaml_data": "sanctum.spec.loader",
+    "ritual_graph": "sanctum.spec.graph",
+    "ritual_json_schema": "sanctum.spec.schema",
+    "run_ritual_tests": "sanctum.spec.testcases",
+}
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Import a public name from its module on first use (PEP 562)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sanctum.spec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily loaded ones included."""
+    return sorted({*globals(), *__all__})

@@ -372,9 +372,8 @@ class _Builder:
     # ------------------------------------------------------------------ sigils
 
     def sigil_fn(self, name: str, sigil: Any) -> Callable[..., Any]:
-        from sanctum.grimoire.sigils import agent_sigil, oracle_sigil, spell_sigil
-        from sanctum.grimoire.summon import DEFAULT_ROLE
-
+        # The grimoire (oracle, agent and spell sigils) is imported only by the kinds
+        # that need it: a ritual of set/call/interrupt sigils never loads it.
         base: YamlPath = ("sigils", name)
         if isinstance(sigil, CallSigil):
             return self.call((*base, "call"), sigil.call)
@@ -382,6 +381,8 @@ class _Builder:
             oracle = self.oracle(sigil.oracle, name)
             if oracle is None:
                 return _placeholder
+            from sanctum.grimoire.sigils import oracle_sigil
+
             return oracle_sigil(
                 oracle,
                 self.text(sigil.prompt, name, "prompt"),
@@ -398,6 +399,9 @@ class _Builder:
             if oracle is None or not self.resolve:
                 return _placeholder
             tome = self.tome(agent.tome) if agent.tome is not None else None
+            from sanctum.grimoire.sigils import agent_sigil
+            from sanctum.grimoire.summon import DEFAULT_ROLE
+
             return agent_sigil(
                 oracle,
                 tome,
@@ -417,6 +421,8 @@ class _Builder:
             spell = self.spell((*base, "spell"), sigil.spell, sigil.tome)
             if spell is None:
                 return _placeholder
+            from sanctum.grimoire.sigils import spell_sigil
+
             return spell_sigil(spell, self.arguments(sigil.arguments, name), sigil.output)
         if isinstance(sigil, InterruptSigil):
             return interrupt_sigil(
@@ -442,14 +448,14 @@ class _Builder:
         )
 
     def inline(self, name: str, inline: Any, path: YamlPath) -> Callable[..., Any]:
-        from sanctum.grimoire.sigils import oracle_sigil, spell_sigil
-
         if isinstance(inline, InlineCall):
             return self.call((*path, "call"), inline.call)
         if isinstance(inline, InlineOracle):
             oracle = self.oracle(inline.oracle, name)
             if oracle is None:
                 return _placeholder
+            from sanctum.grimoire.sigils import oracle_sigil
+
             return oracle_sigil(
                 oracle,
                 self.text(inline.prompt, name, "scatter.sigil.prompt"),
@@ -466,6 +472,8 @@ class _Builder:
             spell = self.spell((*path, "spell"), inline.spell, inline.tome)
             if spell is None:
                 return _placeholder
+            from sanctum.grimoire.sigils import spell_sigil
+
             return spell_sigil(spell, self.arguments(inline.arguments, name), inline.output)
         assert isinstance(inline, InlineSet)
         return set_sigil(self.values(inline.values, name, "scatter.sigil.set"))

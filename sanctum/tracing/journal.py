@@ -14,6 +14,7 @@ nested execution is traced in full.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import Counter
 from typing import Any
 
@@ -38,6 +39,9 @@ from sanctum.wards._jsonable import jsonable
 __all__ = ["Chronicle"]
 
 Entry = dict[str, Any]
+
+_PLAIN_INT_BITS = 10_000
+"""Integers up to this size are copied as they are (``jsonable`` summarises larger)."""
 
 
 class Chronicle:
@@ -73,6 +77,7 @@ class Chronicle:
         self._latest_child: dict[tuple[str, str, int], Chronicle] = {}
         self._steps: dict[int, Entry] = {}
         self._sigils: dict[tuple[int, str], Entry] = {}
+        self._open: list[tuple[int, Entry]] = []  # Sigil entries that may still be running
 
     # ------------------------------------------------------------------ recording
     def record(self, omen: Omen) -> None:
@@ -138,11 +143,17 @@ class Chronicle:
         self._note_invocation(omen.invocation_id, omen.timestamp)
         # A Sigil of an earlier superstep still running when a later one begins never
         # completed: its superstep was aborted by an on_error jump after it failed.
-        for earlier in self.supersteps:
-            if earlier["superstep"] < omen.superstep:
-                for entry in earlier["sigils"]:
-                    if entry["status"] == "running":
+        # Only entries created since the last check can still be running: constant work
+        # per superstep, however long the run.
+        if self._open:
+            still: list[tuple[int, Entry]] = []
+            for number, entry in self._open:
+                if entry["status"] == "running":
+                    if number < omen.superstep:
                         entry["status"] = "failed"
+                    else:
+                        still.append((number, entry))
+            self._open = still
         previous = self._steps.get(omen.superstep)
         if previous is not None:  # the same superstep again (a resumption re-runs it)
             for entry in previous["sigils"]:
@@ -183,7 +194,7 @@ class Chronicle:
         self._note_invocation(omen.invocation_id, omen.timestamp)
         duration = float(omen.duration) if omen.duration else 0.0
         entry = self._sigil_entry(omen.superstep, omen.sigil, omen.timestamp - duration)
-        delta = jsonable(omen.delta)
+        delta = _snapshot(omen.delta)
         entry["ended_at"] = omen.timestamp
         entry["duration"] = duration if duration > 0 else omen.timestamp - entry["started_at"]
         entry["status"] = "completed"
@@ -344,6 +355,7 @@ class Chronicle:
         }
         step["sigils"].append(entry)
         self._sigils[(superstep, sigil)] = entry
+        self._open.append((superstep, entry))
         return entry
 
     def _sigil_entry(self, superstep: int, sigil: str, started_at: float) -> Entry:
@@ -351,6 +363,26 @@ class Chronicle:
         if entry is None or entry["status"] != "running":
             entry = self._new_sigil(superstep, sigil, started_at)
         return entry
+
+
+def _snapshot(value: Any) -> Any:
+    """``jsonable(value)``, with a quick copy for the usual flat dict of plain scalars.
+
+    The copy is what keeps history intact when user code later mutates the delta.
+    """
+    if type(value) is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if type(key) is not str or not (
+                kind is str
+                or kind is bool
+                or item is None
+                or (kind is int and item.bit_length() <= _PLAIN_INT_BITS)
+                or (kind is float and math.isfinite(item))
+            ):
+                return jsonable(value)
+        return value.copy()
+    return jsonable(value)
 
 
 def _fields(omen: Omen) -> Entry:

@@ -22,6 +22,7 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.omens.events import Omen, RiteBegan, RiteManifested
+from sanctum.ritual.emitter import synchronous_twin
 from sanctum.tracing.document import TRACE_FORMAT, assemble, continue_trace
 from sanctum.tracing.journal import Chronicle
 from sanctum.wards._jsonable import jsonable
@@ -85,15 +86,21 @@ class TraceRecorder(Ward):
         graph = jsonable(manifest)
         self._graph = graph if isinstance(graph, dict) else None
 
+    @synchronous_twin("_observe")
     async def on_omen(self, omen: Omen) -> None:
         """Record the Omen; write the trace when the Rite manifests.
 
         A failure to write the file at that moment is reported as a ``RuntimeWarning``
         rather than failing an Invocation that succeeded; ``flush()`` raises instead.
+        The engine calls the synchronous twin of this hook directly (no coroutine per
+        Omen); a subclass overriding ``on_omen`` is awaited as usual.
 
         Args:
             omen: Any Omen, including Circle echoes (unwrapped into nested traces).
         """
+        self._observe(omen)
+
+    def _observe(self, omen: Omen) -> None:
         self.record(omen)
         if isinstance(omen, RiteManifested):
             try:

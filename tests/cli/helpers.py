@@ -2,7 +2,8 @@
 
 ``invoke`` drives the Typer app in-process (CliRunner) with a deterministic
 environment: no colour, a fixed width, a scratch working directory. ``sanctum``
-runs the installed console script in a real subprocess. ``write_ritual`` writes the
+runs the installed console script in a real subprocess. ``imported_modules`` lists
+what a fresh ``python -X importtime -m sanctum ...`` imports. ``write_ritual`` writes the
 small rituals the tests share.
 """
 
@@ -26,8 +27,10 @@ __all__ = [
     "GREET",
     "REPO",
     "console_script",
+    "imported_modules",
     "invoke",
     "mask",
+    "modules_under",
     "sanctum",
     "write_ritual",
 ]
@@ -168,3 +171,32 @@ _DURATION = re.compile(r"\b\d+(\.\d+)?(s|ms|µs)\b")
 def mask(text: str) -> str:
     """Replace durations (``0.01s``, ``12.3ms``) with ``<t>`` for golden comparisons."""
     return _DURATION.sub("<t>", text)
+
+
+def imported_modules(
+    args: Sequence[str], cwd: Path
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """Every module a fresh ``python -X importtime -m sanctum ARGS`` imports, and the run.
+
+    The import-time report goes to stderr; the returned run keeps it there too (the
+    command's own stderr lines are those not starting with ``import time:``).
+    """
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "sanctum", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return modules, done
+
+
+def modules_under(modules: set[str], roots: Sequence[str]) -> list[str]:
+    """The modules that are one of ``roots`` or inside one of them, sorted."""
+    return sorted(m for m in modules if any(m == r or m.startswith(f"{r}.") for r in roots))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sanctum.__about__ import __version__
-from tests.cli.helpers import REPO, invoke, sanctum
+from tests.cli.helpers import REPO, imported_modules, invoke, modules_under, sanctum
 
 COMMANDS = (
     "run",
@@ -105,3 +105,26 @@ def test_help_loads_no_heavy_dependency(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert "HEAVY []" in done.stdout, done.stdout + done.stderr
+
+
+def test_help_in_a_fresh_interpreter_imports_no_heavy_layer(tmp_path: Path) -> None:
+    """``python -X importtime -m sanctum --help``: no YAML layer, engine or model client."""
+    modules, done = imported_modules(["--help"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "sanctum.cli.app" in modules  # the probe does see our imports
+    heavy = (
+        "pydantic",
+        "jinja2",
+        "httpx",
+        "yaml",
+        "asyncio",
+        "sanctum.spec",
+        "sanctum.api",
+        "sanctum._facade",
+        "sanctum.ritual",
+        "sanctum.grimoire",
+        "sanctum.oracle",
+        "sanctum.codex",
+        "sanctum.tracing",
+    )
+    assert modules_under(modules, heavy) == []

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.cli.helpers import GREET, REPO, invoke, sanctum, write_ritual
+from tests.cli.helpers import (
+    GREET,
+    REPO,
+    imported_modules,
+    invoke,
+    modules_under,
+    sanctum,
+    write_ritual,
+)
 
 
 def test_good_files_are_ok(tmp_path: Path) -> None:
@@ -60,3 +68,35 @@ def test_broken_files_in_a_subprocess(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout.startswith(f"{broken}:3:1: ")
     assert "Traceback" not in done.stderr
+
+
+def test_validate_in_a_fresh_interpreter_loads_only_what_it_checks_with(tmp_path: Path) -> None:
+    """No rich (Typer's help and error drawing), test runner, drawer, schema or client."""
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    modules, done = imported_modules(["validate", str(ritual)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{ritual}: ok\n"
+    assert "sanctum.spec.compiler" in modules  # the probe does see our imports
+    unneeded = (
+        "rich",
+        "typer.rich_utils",
+        "httpx",
+        "sanctum.api",
+        "sanctum._facade",
+        "sanctum.spec.testcases",
+        "sanctum.spec.graph",
+        "sanctum.spec.schema",
+        "sanctum.grimoire",  # a ritual of set sigils needs no oracle/agent/spell factory
+        "sanctum.oracle.robust",
+        "sanctum.codex.sqlite",
+        "sanctum.tracing",
+    )
+    assert modules_under(modules, unneeded) == []
+
+
+def test_a_usage_error_still_prints_one_line_in_a_fresh_interpreter(tmp_path: Path) -> None:
+    """The one-line usage error is installed only when one escapes, and it still is."""
+    _, done = imported_modules(["validate", "--bogus", "x.yaml"], tmp_path)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
+    assert lines == ["error: No such option: --bogus (see `sanctum validate --help`)"]

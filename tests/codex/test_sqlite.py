@@ -163,6 +163,85 @@ async def test_file_from_a_newer_sanctum_is_refused(tmp_path: Path) -> None:
     assert "m999_from_the_future" in str(caught.value)
 
 
+def _write_m001_file(path: Path) -> None:
+    """A codex file exactly as the m001 schema wrote it (before m002_keyed_seals)."""
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE sanctum_migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    MIGRATIONS[0](db)
+    db.execute("INSERT INTO sanctum_migrations VALUES (?, 0)", (MIGRATIONS[0].__name__,))
+    db.execute(
+        "INSERT INTO sanctum_values (id, digest, prev, body) VALUES (7, x'01', NULL, ?)",
+        ('"' + "d" * 300 + '"',),
+    )
+    rows = [
+        ("old", 1, "o1", 1, '{"parent":null}', '{"doc":7,"n":[1]}', 10),
+        ("old", 2, "o2", 2, '{"parent":"o1"}', '{"doc":7,"n":[2]}', 30),
+        ("newer", 1, "w1", 1, '{"parent":null}', '{"n":[5]}', 20),
+    ]
+    for inv, seq, sid, step, meta, aether, written in rows:
+        db.execute(
+            "INSERT INTO sanctum_seals (invocation_id, seq, seal_id, superstep, timestamp, "
+            "frontier, metadata, aether, written) VALUES (?, ?, ?, ?, ?, '[\"think\"]', ?, ?, ?)",
+            (inv, seq, sid, step, 1_700_000_000.0 + step, meta, aether, written),
+        )
+    db.close()
+
+
+async def test_a_file_from_before_keyed_seals_is_upgraded_and_stays_readable(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    _write_m001_file(path)
+    codex = SqliteCodex(path)
+    history = await codex.list("old")
+    assert [s.seal_id for s in history] == ["o1", "o2"]
+    assert history[1].aether == {"doc": "d" * 300, "n": 2}
+    assert history[1].parent == "o1"
+    assert await codex.get_seal("newer", "w1") is not None
+    assert [s.invocation_id for s in await codex.invocations()] == ["old", "newer"]
+    # The upgraded history goes on: the check still refuses a stale expectation.
+    third = make_seal(3, {"doc": "d" * 300, "n": 3}, parent="o2")
+    await codex.put_next("old", third, expected_latest="o2")
+    with pytest.raises(SealError, match="another writer"):
+        await codex.put_next("old", make_seal(3), expected_latest="o2")
+    assert [s.seal_id for s in await codex.list("old")] == ["o1", "o2", third.seal_id]
+    await codex.aclose()
+    db = sqlite3.connect(path)
+    names = [row[0] for row in db.execute("SELECT name FROM sanctum_migrations ORDER BY name")]
+    assert names == [fn.__name__ for fn in MIGRATIONS]
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert not any("m001" in name for name in tables)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+
+
+async def test_the_successor_of_a_seal_is_written_once_across_objects(tmp_path: Path) -> None:
+    # Two objects over one file, each with its own cache of the latest Seal: the
+    # table's key refuses the second successor even though neither re-reads first.
+    path = tmp_path / "codex.db"
+    one, two = SqliteCodex(path), SqliteCodex(path)
+    first = make_seal(1)
+    await two.put_next("inv", first, expected_latest=None)  # two caches first as its tip
+    second = make_seal(2, parent=first.seal_id)
+    await one.put_next("inv", second, expected_latest=first.seal_id)
+    rival = make_seal(2, {"rival": True}, parent=first.seal_id)
+    with pytest.raises(SealError) as caught:
+        await two.put_next("inv", rival, expected_latest=first.seal_id)
+    assert second.seal_id in str(caught.value)
+    assert await two.get_seal("inv", rival.seal_id) is None
+    # one's cached tip is still right after two's failed attempt.
+    third = make_seal(3, parent=second.seal_id)
+    await one.put_next("inv", third, expected_latest=second.seal_id)
+    assert [s.seal_id for s in await two.list("inv")] == [
+        first.seal_id,
+        second.seal_id,
+        third.seal_id,
+    ]
+    await one.aclose()
+    await two.aclose()
+
+
 async def test_missing_folder_names_the_path(tmp_path: Path) -> None:
     path = tmp_path / "no" / "such" / "dir" / "codex.db"
     with pytest.raises(SealError) as caught:

@@ -22,6 +22,7 @@ from sanctum import (
 )
 from sanctum.codex.memory import MemoryCodex
 from sanctum.omens import DeltaRejected, Omen, SigilRetried
+from sanctum.ritual.emitter import synchronous_twin
 from tests.ritual.helpers import noop
 
 
@@ -372,3 +373,89 @@ async def test_sys_exit_in_a_sigil_is_that_sigils_failure(is_async: bool) -> Non
         await ritual.compile().ainvoke({})
     assert caught.value.sigil == "leave"
     assert isinstance(caught.value.__cause__, SystemExit)
+
+
+class _Seen(Ward):
+    """Records the kind and Sigil of every Omen (awaited hook)."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    async def on_omen(self, omen: Omen) -> None:
+        self.seen.append(f"{type(omen).__name__}:{getattr(omen, 'sigil', '')}")
+
+
+class _SeenNow(_Seen):
+    """The same, through a synchronous twin (the engine calls it without awaiting)."""
+
+    @synchronous_twin("_now")
+    async def on_omen(self, omen: Omen) -> None:
+        self._now(omen)
+
+    def _now(self, omen: Omen) -> None:
+        self.seen.append(f"{type(omen).__name__}:{getattr(omen, 'sigil', '')}")
+
+
+def _pair() -> Ritual:
+    ritual = Ritual().add_sigil("a", lambda s: {"x": 1}).add_sigil("b", lambda s: {"y": 2})
+    ritual.add_sigil("start", noop).set_entry_point("start")
+    ritual.add_edge("start", "a").add_edge("start", "b")
+    return ritual.add_edge("a", END).add_edge("b", END)
+
+
+@pytest.mark.parametrize("ward_class", [_Seen, _SeenNow])
+async def test_observed_sync_sigils_announce_each_in_bind_order(ward_class: type[_Seen]) -> None:
+    ward = ward_class()
+    result = await _pair().compile(wards=[ward]).ainvoke({})
+    assert result == {"x": 1, "y": 2}
+    assert ward.seen == [
+        "RiteBegan:",
+        "SuperstepBegan:",
+        "SigilBegan:start",
+        "SigilCompleted:start",
+        "SuperstepCompleted:",
+        "SuperstepBegan:",
+        "SigilBegan:a",
+        "SigilCompleted:a",
+        "SigilBegan:b",
+        "SigilCompleted:b",
+        "SuperstepCompleted:",
+        "RiteManifested:",
+    ]
+
+
+@pytest.mark.parametrize("ward_class", [_Seen, _SeenNow])
+async def test_observed_sync_failure_stops_the_frontier(ward_class: type[_Seen]) -> None:
+    def broken(aether: Mapping[str, Any]) -> dict[str, Any]:
+        raise ValueError("nope")
+
+    ritual = Ritual().add_sigil("a", broken).add_sigil("b", noop).add_sigil("start", noop)
+    ritual.set_entry_point("start").add_edge("start", "a").add_edge("start", "b")
+    ritual.add_edge("a", END).add_edge("b", END)
+    ward = ward_class()
+    with pytest.raises(SigilExecutionError, match="nope"):
+        await ritual.compile(wards=[ward]).ainvoke({})
+    assert "SigilBegan:a" in ward.seen
+    assert "SigilCompleted:a" not in ward.seen
+    if ward_class is _SeenNow:  # called inline: the later sibling never starts
+        assert ward.seen[-2:] == ["SuperstepBegan:", "SigilBegan:a"]
+
+
+async def test_observed_sync_sigil_writes_tokens_and_may_return_an_awaitable() -> None:
+    async def later() -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"late": True}
+
+    def speaks(aether: Mapping[str, Any], writer: Any) -> Any:
+        writer("hello")
+        return later()
+
+    ritual = Ritual().add_sigil("speak", speaks).set_entry_point("speak").add_edge("speak", END)
+    ward = _SeenNow()
+    seen, error = await _omens(ritual.compile(wards=[ward]), {}, mode=["omens", "tokens"])
+    assert error is None
+    kinds = [type(o).__name__ for o in seen]
+    assert kinds.index("SigilBegan") < kinds.index("TokenEmitted") < kinds.index("SigilCompleted")
+    assert "TokenEmitted:speak" in ward.seen
+    completed = [o for o in seen if type(o).__name__ == "SigilCompleted"]
+    assert completed[0].delta == {"late": True}  # type: ignore[attr-defined]

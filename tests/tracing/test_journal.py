@@ -42,3 +42,27 @@ def test_a_sigil_diverted_by_on_error_is_marked_failed() -> None:
     # no SigilCompleted: the last attempt failed and on_error jumped to the fallback
     chronicle.record(SuperstepBegan(invocation_id="i", superstep=7, frontier=("apologise",)))
     assert chronicle.supersteps[0]["sigils"][0]["status"] == "failed"
+
+
+def test_deltas_are_snapshots_taken_when_they_arrive() -> None:
+    chronicle = Chronicle()
+    flat = {"n": 1, "s": "x", "f": 0.5, "b": True, "none": None}
+    odd = {"items": [1], "nan": float("nan"), 3: "int key"}
+    chronicle.record(SigilCompleted(invocation_id="i", superstep=1, sigil="a", delta=flat))
+    chronicle.record(SigilCompleted(invocation_id="i", superstep=1, sigil="b", delta=odd))
+    flat["n"] = 2
+    odd["items"].append(2)  # type: ignore[attr-defined]
+    assert chronicle.deltas[0]["delta"] == {"n": 1, "s": "x", "f": 0.5, "b": True, "none": None}
+    assert chronicle.deltas[1]["delta"] == {"items": [1], "nan": "nan", "3": "int key"}
+
+
+def test_a_long_run_marks_only_unfinished_sigils_failed() -> None:
+    chronicle = Chronicle()
+    for step in range(1, 50):
+        chronicle.record(SuperstepBegan(invocation_id="i", superstep=step, frontier=("a",)))
+        chronicle.record(SigilBegan(invocation_id="i", superstep=step, sigil="a"))
+        if step != 20:
+            chronicle.record(SigilCompleted(invocation_id="i", superstep=step, sigil="a", delta={}))
+    statuses = [s["sigils"][0]["status"] for s in chronicle.supersteps]
+    assert statuses[19] == "failed"
+    assert statuses.count("completed") == 48

@@ -439,3 +439,28 @@ async def test_a_resumed_run_continues_the_trace_file_of_the_same_invocation(
     fresh = TraceRecorder(path)
     await build(fresh).ainvoke({"answer": 2}, invocation_id="inv2")  # type: ignore[attr-defined]
     assert json.loads(path.read_text())["invocation_id"] == "inv2"
+
+
+async def test_the_engine_calls_the_recorder_synchronously_unless_on_omen_is_overridden(
+    tmp_path: Path,
+) -> None:
+    from sanctum.ritual.emitter import ImmediateHook, omen_hook_of
+
+    awaited: list[str] = []
+
+    class Announcing(TraceRecorder):
+        async def on_omen(self, omen: Omen) -> None:
+            awaited.append(type(omen).__name__)
+            await super().on_omen(omen)
+
+    assert isinstance(omen_hook_of(TraceRecorder(tmp_path / "a.json")), ImmediateHook)
+    assert not isinstance(omen_hook_of(Announcing(tmp_path / "b.json")), ImmediateHook)
+    ritual = _counter_ritual()
+    paths = (tmp_path / "plain.json", tmp_path / "announcing.json")
+    await ritual.compile(wards=[TraceRecorder(paths[0])]).ainvoke({"n": 0})
+    await ritual.compile(wards=[Announcing(paths[1])]).ainvoke({"n": 0})
+    assert awaited[0] == "RiteBegan"
+    assert awaited[-1] == "RiteManifested"
+    plain, announcing = (_read(p) for p in paths)
+    assert plain["omen_counts"] == announcing["omen_counts"]
+    assert [d["delta"] for d in plain["deltas"]] == [d["delta"] for d in announcing["deltas"]]
