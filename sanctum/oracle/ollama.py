@@ -24,7 +24,8 @@ from sanctum.oracle._http import (
     error_status_of,
     safe_url,
 )
-from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+from sanctum.oracle._served import ServedOracle
+from sanctum.oracle.base import Message, OracleResponse, SpellCall
 
 if TYPE_CHECKING:
     import httpx
@@ -180,7 +181,7 @@ def _usage(data: Mapping[str, Any]) -> dict[str, Any]:
     return usage
 
 
-class OllamaOracle(Oracle):
+class OllamaOracle(ServedOracle):
     """The voice of a model kept by a local Ollama server.
 
     Oracle — an LLM adapter — for Ollama's native ``/api/chat``. ``arcana`` is
@@ -223,16 +224,6 @@ class OllamaOracle(Oracle):
             max_response_bytes=max_response_bytes,
             transport=transport,
         )
-
-    @property
-    def base_url(self) -> str:
-        """The server address requests go to."""
-        return self._http.base_url
-
-    @property
-    def timeout(self) -> float:
-        """Seconds allowed for connecting and for each read."""
-        return self._http.timeout
 
     def __repr__(self) -> str:
         return f"OllamaOracle(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
@@ -380,19 +371,3 @@ class OllamaOracle(Oracle):
                 body="".join(parts)[-500:],
             )
         yield OracleResponse(text="".join(parts), spell_calls=calls, usage=usage)
-
-    async def stream_generate(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]:
-        """Answer the transcript as a stream of text chunks (streaming NDJSON).
-
-        Raises:
-            OracleError: As :meth:`stream_response`.
-        """
-        async for item in self.stream_response(messages, spells):
-            if isinstance(item, str):
-                yield item
-
-    async def aclose(self) -> None:
-        """Close the pooled HTTP connections."""
-        await self._http.aclose()

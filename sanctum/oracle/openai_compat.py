@@ -31,7 +31,8 @@ from sanctum.oracle._http import (
     error_status_of,
     safe_url,
 )
-from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+from sanctum.oracle._served import ServedOracle
+from sanctum.oracle.base import Message, OracleResponse, SpellCall
 
 if TYPE_CHECKING:
     import httpx
@@ -290,7 +291,7 @@ def _chat_url(base_url: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------- oracle
 
 
-class OpenAICompatibleOracle(Oracle):
+class OpenAICompatibleOracle(ServedOracle):
     """The voice of any local server that speaks OpenAI's chat completions.
 
     Oracle — an LLM adapter — for ``/v1/chat/completions``. ``arcana`` is
@@ -359,16 +360,6 @@ class OpenAICompatibleOracle(Oracle):
             secrets=(api_key,) if api_key else (),
             transport=transport,
         )
-
-    @property
-    def base_url(self) -> str:
-        """The server address requests go to."""
-        return self._http.base_url
-
-    @property
-    def timeout(self) -> float:
-        """Seconds allowed for connecting and for each read."""
-        return self._http.timeout
 
     def __repr__(self) -> str:
         key = ", api_key='***'" if self._has_key else ""
@@ -568,19 +559,3 @@ class OpenAICompatibleOracle(Oracle):
                 body="".join(parts)[-500:],
             )
         yield OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)
-
-    async def stream_generate(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]:
-        """Answer the transcript as a stream of text chunks (SSE).
-
-        Raises:
-            OracleError: As :meth:`stream_response`.
-        """
-        async for item in self.stream_response(messages, spells):
-            if isinstance(item, str):
-                yield item
-
-    async def aclose(self) -> None:
-        """Close the pooled HTTP connections."""
-        await self._http.aclose()
