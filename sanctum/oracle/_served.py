@@ -7,13 +7,49 @@ time; the HTTP client (httpx) is created lazily by :class:`HttpOracleClient`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from sanctum.oracle._http import HttpOracleClient
 from sanctum.oracle.base import Message, Oracle, OracleResponse
 
-__all__ = ["ServedOracle"]
+__all__ = ["ServedOracle", "function_tools", "message_text"]
+
+
+def function_tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Translate Spell schemas into the ``tools`` list both wire formats share.
+
+    Ollama's ``/api/chat`` and OpenAI's ``/v1/chat/completions`` describe a tool the
+    same way: ``{"type": "function", "function": {"name", "description",
+    "parameters"}}``.
+
+    Args:
+        spells: Spell schemas, each ``{"name", "description", "parameters"}``.
+
+    Returns:
+        The tools, in the same order.
+    """
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": str(schema.get("name", "")),
+                "description": str(schema.get("description", "") or ""),
+                "parameters": schema.get("parameters") or {"type": "object", "properties": {}},
+            },
+        }
+        for schema in spells
+    ]
+
+
+def message_text(content: Any) -> str:
+    """A transcript entry's content as the text a server expects (JSON for non-strings)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, default=str)
 
 
 class ServedOracle(Oracle):

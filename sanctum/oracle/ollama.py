@@ -24,7 +24,7 @@ from sanctum.oracle._http import (
     error_status_of,
     safe_url,
 )
-from sanctum.oracle._served import ServedOracle
+from sanctum.oracle._served import ServedOracle, function_tools, message_text
 from sanctum.oracle.base import Message, OracleResponse, SpellCall
 
 if TYPE_CHECKING:
@@ -57,27 +57,7 @@ def to_ollama_tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     Returns:
         ``[{"type": "function", "function": {...}}, ...]`` in the same order.
     """
-    tools: list[dict[str, Any]] = []
-    for schema in spells:
-        tools.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": str(schema.get("name", "")),
-                    "description": str(schema.get("description", "") or ""),
-                    "parameters": schema.get("parameters") or {"type": "object", "properties": {}},
-                },
-            }
-        )
-    return tools
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, ensure_ascii=False, default=str)
+    return function_tools(spells)
 
 
 def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -101,7 +81,7 @@ def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if role == "spell":
             entry: dict[str, Any] = {
                 "role": "tool",
-                "content": _text(message.get("content")),
+                "content": message_text(message.get("content")),
                 "tool_name": str(message.get("name", "")),
                 "name": str(message.get("name", "")),  # what Ollama before 0.9 read
             }
@@ -109,7 +89,7 @@ def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 entry["tool_call_id"] = str(message["call_id"])
             wire.append(entry)
             continue
-        entry = {"role": role, "content": _text(message.get("content"))}
+        entry = {"role": role, "content": message_text(message.get("content"))}
         if message.get("images"):
             entry["images"] = list(message["images"])
         calls = message.get("spell_calls") or []
@@ -300,7 +280,7 @@ class OllamaOracle(ServedOracle):
             )
         message = data["message"]
         return OracleResponse(
-            text=_text(message.get("content")),
+            text=message_text(message.get("content")),
             spell_calls=_spell_calls(message.get("tool_calls")),
             usage=_usage(data),
         )
@@ -343,7 +323,7 @@ class OllamaOracle(ServedOracle):
                         continue
                     message = data.get("message")
                     if isinstance(message, dict):
-                        chunk = _text(message.get("content"))
+                        chunk = message_text(message.get("content"))
                         if chunk:
                             parts.append(chunk)
                             yield chunk

@@ -31,7 +31,7 @@ from sanctum.oracle._http import (
     error_status_of,
     safe_url,
 )
-from sanctum.oracle._served import ServedOracle
+from sanctum.oracle._served import ServedOracle, function_tools, message_text
 from sanctum.oracle.base import Message, OracleResponse, SpellCall
 
 if TYPE_CHECKING:
@@ -60,25 +60,7 @@ def to_openai_tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     Returns:
         ``[{"type": "function", "function": {...}}, ...]`` in the same order.
     """
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": str(schema.get("name", "")),
-                "description": str(schema.get("description", "") or ""),
-                "parameters": schema.get("parameters") or {"type": "object", "properties": {}},
-            },
-        }
-        for schema in spells
-    ]
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, ensure_ascii=False, default=str)
+    return function_tools(spells)
 
 
 def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -117,11 +99,11 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 {
                     "role": "tool",
                     "tool_call_id": str(call_id),
-                    "content": _text(message.get("content")),
+                    "content": message_text(message.get("content")),
                 }
             )
             continue
-        entry: dict[str, Any] = {"role": role, "content": _text(message.get("content"))}
+        entry: dict[str, Any] = {"role": role, "content": message_text(message.get("content"))}
         calls = message.get("spell_calls") or []
         if role == "assistant" and calls:
             tool_calls = []
@@ -197,7 +179,7 @@ def parse_openai_message(message: Mapping[str, Any]) -> tuple[str, list[SpellCal
                     call_id=str(raw.get("id") or f"call_{uuid.uuid4().hex[:12]}"),
                 )
             )
-    return _text(message.get("content")), calls
+    return message_text(message.get("content")), calls
 
 
 def usage_from(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -39,3 +39,24 @@ async def test_stream_generate_yields_only_the_text_chunks() -> None:
     assert oracle.timeout == 1.0
     await oracle.aclose()
     await oracle.aclose()  # idempotent
+
+
+def test_both_wire_formats_describe_tools_the_same_way() -> None:
+    from sanctum.oracle._served import function_tools, message_text
+    from sanctum.oracle.ollama import to_ollama_tools
+    from sanctum.oracle.openai_compat import to_openai_tools
+
+    spells = [{"name": "add", "description": "Add.", "parameters": None}]
+    expected = [
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Add.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    assert function_tools(spells) == to_ollama_tools(spells) == to_openai_tools(spells) == expected
+    assert message_text(None) == ""
+    assert message_text({"a": "é"}) == '{"a": "é"}'
