@@ -8,8 +8,8 @@ status follows the result: 0 done, 1 failed, 3 paused, 130 stopped by Ctrl-C.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import typer
 
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["perform"]
 
 _EXIT = {"done": EXIT_DONE, "failed": EXIT_FAILED, "paused": EXIT_PAUSED}
+
+
+_T = TypeVar("_T")
 
 
 def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool) -> NoReturn:
@@ -55,7 +58,7 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
         return performance.result
 
     try:
-        result = asyncio.run(drive())
+        result = run_interruptibly(drive)
     except KeyboardInterrupt:
         if view is not None:
             view.stop()
@@ -93,3 +96,30 @@ def _resume(performance: Performance) -> str:
     from sanctum.api import resume_command
 
     return resume_command(performance.invocation_id, performance.codex_url)
+
+
+def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+    """Run a coroutine on a fresh event loop, Ctrl-C landing only where it can be handled.
+
+    ``asyncio.run`` turns Ctrl-C into cancellation of the main task, but a Ctrl-C that
+    arrives while the loop itself is being built leaves a half-made loop whose
+    destructor prints a traceback. SIGINT is therefore blocked (deferred, not lost)
+    while the loop is created; the coroutine is only made once the loop exists.
+
+    Raises:
+        KeyboardInterrupt: When Ctrl-C stopped the run.
+    """
+    import signal
+    import threading
+
+    mask = (
+        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    )
+    with asyncio.Runner() as runner:
+        if mask:
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                runner.get_loop()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        return runner.run(make())
