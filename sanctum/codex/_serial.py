@@ -300,6 +300,10 @@ def _encode_value(
             return EncodedValue(quick)  # checked by _quick; no list chain to look for
     text = _encode_part(invocation_id, seal, value, conduit, conduit)
     if base is not None and text == base:
+        # Same text as before; but {1: "a"} encodes like {"1": "a"}, so a value holding
+        # objects must still read back as itself (one C-speed parse) or be checked.
+        if "{" in text and json.loads(text) != value:
+            _check_part(invocation_id, seal, value, conduit, conduit, text)
         return EncodedValue(text)
     if (
         base is not None

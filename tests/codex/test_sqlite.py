@@ -298,3 +298,22 @@ async def test_two_processes_resuming_at_once_exactly_one_continues(tmp_path: Pa
     assert [s.superstep for s in history] == list(range(1, turns * 3 + 1))
     assert history[-1].aether == await expected_final(turns)
     await codex.aclose()
+
+
+async def test_a_non_str_key_is_refused_even_when_its_text_matches_the_previous_seal(
+    tmp_path: Path,
+) -> None:
+    from sanctum.codex.base import Seal
+    from sanctum.codex.sqlite import SqliteCodex
+    from sanctum.errors import SealError
+
+    codex = SqliteCodex(tmp_path / "keys.db")
+    try:
+        first = Seal("s1", {"m": {"1": "a"}}, ("x",), 1)
+        await codex.put_next("inv", first, expected_latest=None)
+        second = Seal("s2", {"m": {1: "a"}}, ("x",), 2, metadata={"parent": "s1"})
+        with pytest.raises(SealError, match="int key"):
+            await codex.put_next("inv", second, expected_latest="s1")
+        assert [s.seal_id for s in await codex.list("inv")] == ["s1"]
+    finally:
+        await codex.aclose()
