@@ -101,25 +101,54 @@ def _resume(performance: Performance) -> str:
 def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     """Run a coroutine on a fresh event loop, Ctrl-C landing only where it can be handled.
 
-    ``asyncio.run`` turns Ctrl-C into cancellation of the main task, but a Ctrl-C that
-    arrives while the loop itself is being built leaves a half-made loop whose
-    destructor prints a traceback. SIGINT is therefore blocked (deferred, not lost)
-    while the loop is created; the coroutine is only made once the loop exists.
+    ``asyncio.run`` turns the first Ctrl-C into cancellation of the main task, but a
+    Ctrl-C that arrives while the loop is being built, after the main task finished, or
+    while the loop shuts down raises ``KeyboardInterrupt`` inside asyncio's own code and
+    leaves tasks or the loop half-closed (their destructors print tracebacks). Here the
+    SIGINT handler only records the Ctrl-C and cancels the main task if it still runs;
+    the ``KeyboardInterrupt`` is raised afterwards, once the loop is closed (deferred,
+    never lost). A second Ctrl-C raises at once, the way out of a shutdown that hangs.
 
     Raises:
-        KeyboardInterrupt: When Ctrl-C stopped the run.
+        KeyboardInterrupt: When Ctrl-C was pressed at any moment of the call.
     """
     import signal
     import threading
 
-    mask = (
-        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
-    )
-    with asyncio.Runner() as runner:
-        if mask:
-            previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(make())
+
+    interrupts = 0
+    main_task: asyncio.Task[_T] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def on_sigint(_signum: int, _frame: object) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        if interrupts > 1:
+            raise KeyboardInterrupt
+        if loop is not None and main_task is not None and not main_task.done():
+            loop.call_soon_threadsafe(main_task.cancel)
+
+    async def main() -> _T:
+        nonlocal main_task
+        main_task = asyncio.current_task()
+        if interrupts:
+            raise asyncio.CancelledError
+        return await make()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with asyncio.Runner() as runner:
+            loop = runner.get_loop()
             try:
-                runner.get_loop()
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        return runner.run(make())
+                result = runner.run(main())
+            except asyncio.CancelledError:
+                if interrupts:
+                    raise KeyboardInterrupt from None
+                raise
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if interrupts:  # it came after the coroutine finished: deferred, never lost
+        raise KeyboardInterrupt
+    return result

@@ -69,7 +69,7 @@ def test_revalidates_on_save_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
             process.kill()
             process.wait()
     assert code == 0
-    assert not any("Traceback" in line for line in seen)
+    assert not any("Traceback" in line for line in seen), "".join(seen)
 
 
 def test_missing_file_is_reported_before_watching(tmp_path: Path) -> None:
