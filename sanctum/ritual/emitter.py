@@ -12,13 +12,21 @@ A Ward whose ``on_omen`` does all its work synchronously may say so with
 a coroutine per Omen (:class:`ImmediateHook`). When every hook is immediate the
 emitter is :attr:`Emitter.immediate`: the scheduler hands Omens over with the plain
 :meth:`Emitter.deliver`, and writer Omens are delivered on the spot instead of queued.
+
+A twin may also name a *superstep tap* (:data:`SuperstepTap`): a method that takes a
+whole superstep of synchronous Sigils at once, as raw clock marks and deltas. When
+every observer has one (and no stream listens), the scheduler runs such supersteps
+without building their four Omens (SuperstepBegan, SigilBegan, SigilCompleted,
+SuperstepCompleted) and calls the taps instead (:attr:`Emitter.taps`); every other
+Omen is still delivered as usual. This is how a TraceRecorder records a run for about
+the cost of the run itself.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sanctum.omens.events import Omen
@@ -29,6 +37,7 @@ __all__ = [
     "ImmediateHook",
     "OmenHook",
     "OmenSink",
+    "SuperstepTap",
     "omen_hook_of",
     "synchronous_twin",
 ]
@@ -39,13 +48,33 @@ OmenHook = Callable[[Omen], Awaitable[None]]
 OmenSink = Callable[[Omen], None]
 """A synchronous, non-blocking consumer of Omens (the stream's queue)."""
 
+SuperstepTap = Callable[
+    [str, int, Sequence[Any], list[int], list[tuple[str, Mapping[str, Any]]], bool], None
+]
+"""``tap(invocation_id, superstep, frontier, marks, deltas, finished)``.
+
+Called once per superstep run on the tapped path, in place of that superstep's
+SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens (before its
+Seal, if any). ``frontier`` holds the superstep's Sigil plans (``.name``) in bind
+order; ``deltas`` the ``(sigil, delta)`` pairs of the Sigils that completed, in that
+order (the tap must copy what it keeps); ``marks`` ``time.time_ns()`` readings: when
+the superstep began, then when each completed Sigil ended (one more than ``deltas``;
+Sigil ``i`` ran from ``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when
+the superstep stopped early (a failure, an interrupt, a bad delta): Sigil
+``frontier[len(deltas)]`` began at ``marks[-1]`` and did not complete, and the ones
+after it never began. What the tap raises fails the Invocation.
+"""
+
 SYNC_TWIN_ATTRIBUTE = "__sanctum_synchronous_twin__"
 """Set on an ``on_omen`` function: the name of the plain method doing all its work."""
+
+TAP_ATTRIBUTE = "__sanctum_superstep_tap__"
+"""Set on an ``on_omen`` function: the name of the ward's :data:`SuperstepTap` method."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def synchronous_twin(name: str) -> Callable[[_F], _F]:
+def synchronous_twin(name: str, *, tap: str | None = None) -> Callable[[_F], _F]:
     """Declare that the decorated async ``on_omen`` only calls the plain method ``name``.
 
     The engine then calls ``ward.<name>(omen)`` directly — same order, same moment,
@@ -55,6 +84,8 @@ def synchronous_twin(name: str) -> Callable[[_F], _F]:
 
     Args:
         name: The attribute name of the synchronous method taking ``(omen)``.
+        tap: The attribute name of a :data:`SuperstepTap` method recording a superstep
+            of synchronous Sigils exactly as the four Omens it replaces would.
 
     Returns:
         A decorator returning the function unchanged apart from the mark.
@@ -62,6 +93,8 @@ def synchronous_twin(name: str) -> Callable[[_F], _F]:
 
     def mark(function: _F) -> _F:
         setattr(function, SYNC_TWIN_ATTRIBUTE, name)
+        if tap is not None:
+            setattr(function, TAP_ATTRIBUTE, tap)
         return function
 
     return mark
@@ -72,12 +105,14 @@ class ImmediateHook:
 
     Args:
         call: Plain callable taking the Omen; what it raises fails the Invocation.
+        tap: The Ward's :data:`SuperstepTap`, if it has one.
     """
 
-    __slots__ = ("call",)
+    __slots__ = ("call", "tap")
 
-    def __init__(self, call: Callable[[Omen], None]) -> None:
+    def __init__(self, call: Callable[[Omen], None], tap: SuperstepTap | None = None) -> None:
         self.call = call
+        self.tap = tap
 
 
 def omen_hook_of(ward: object) -> OmenHook | ImmediateHook:
@@ -87,11 +122,14 @@ def omen_hook_of(ward: object) -> OmenHook | ImmediateHook:
         An :class:`ImmediateHook` when the class's ``on_omen`` declares a
         :func:`synchronous_twin`, else the bound ``on_omen`` coroutine function.
     """
-    twin = getattr(getattr(type(ward), "on_omen", None), SYNC_TWIN_ATTRIBUTE, None)
+    on_omen = getattr(type(ward), "on_omen", None)
+    twin = getattr(on_omen, SYNC_TWIN_ATTRIBUTE, None)
     if isinstance(twin, str):
         call = getattr(ward, twin, None)
         if callable(call):
-            return ImmediateHook(call)
+            tap_name = getattr(on_omen, TAP_ATTRIBUTE, None)
+            tap = getattr(ward, tap_name, None) if isinstance(tap_name, str) else None
+            return ImmediateHook(call, tap if callable(tap) else None)
     hook: OmenHook = ward.on_omen  # type: ignore[attr-defined]
     return hook
 
@@ -105,7 +143,16 @@ class Emitter:
         sink: Non-blocking consumer called after the hooks (``None``: hooks only).
     """
 
-    __slots__ = ("_calls", "_error", "_hooks", "_immediate", "_pending", "_sink", "_task")
+    __slots__ = (
+        "_calls",
+        "_error",
+        "_hooks",
+        "_immediate",
+        "_pending",
+        "_sink",
+        "_task",
+        "taps",
+    )
 
     def __init__(self, hooks: Sequence[OmenHook | ImmediateHook], sink: OmenSink | None) -> None:
         self._hooks = tuple(hooks)
@@ -121,6 +168,11 @@ class Emitter:
             immediate if len(immediate) == len(calls) else None
         )
         self._sink = sink
+        taps = tuple(h.tap for h in self._hooks if isinstance(h, ImmediateHook) and h.tap)
+        self.taps: tuple[SuperstepTap, ...] | None = (
+            taps if taps and len(taps) == len(self._hooks) and sink is None else None
+        )
+        """Every observer's superstep tap, when all have one and no stream listens."""
         self._pending: deque[Omen] = deque()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None

@@ -87,7 +87,8 @@ class SigilPlan:
     """The precomputed way to perform one Sigil inside a superstep.
 
     ``index`` is the Sigil's bind order (deltas merge in this order); ``fast`` is true
-    for a synchronous Sigil without retries, which the runner calls inline. Successors
+    for a synchronous Sigil without retries, which the runner calls inline; ``quiet``
+    is ``fast`` without a writer (a superstep tap can stand in for its Omens). Successors
     are ``targets`` (static edges, END left out) or ``router``/``route_table``
     (conditional edge). ``preds`` lists the static predecessors a ``join="all"`` Sigil
     waits for.
@@ -103,6 +104,7 @@ class SigilPlan:
         "name",
         "on_error",
         "preds",
+        "quiet",
         "retries",
         "retry_on",
         "route_table",
@@ -125,6 +127,7 @@ class SigilPlan:
         self.retry_on: tuple[type[BaseException], ...] = policy.retry_on if policy else ()
         self.on_error: SigilPlan | None = None
         self.fast = not spec.is_async and self.retries == 0
+        self.quiet = self.fast and not spec.takes_writer
         self.join_all = spec.join == "all"
         self.preds: frozenset[str] = frozenset()
         self.targets: tuple[SigilPlan, ...] = ()

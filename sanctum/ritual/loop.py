@@ -55,9 +55,11 @@ from sanctum.ritual.runner import (
     RunContext,
     SigilFailure,
     finish_inline,
+    finish_timed,
     run_frontier,
     run_inline,
     run_observed,
+    run_timed,
 )
 
 __all__ = ["YIELD_INTERVAL", "Setup", "perform_invocation"]
@@ -374,6 +376,9 @@ async def perform_invocation(
     hookless = not setup.before and not setup.after
     plain = emitter is None and hookless
     immediate = emitter is not None and emitter.immediate
+    taps = emitter.taps if emitter is not None and hookless else None
+    only_tap = taps[0] if taps is not None and len(taps) == 1 else None
+    time_ns = time.time_ns
     sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
     limit = setup.recursion_limit
     reducers = setup.reducers
@@ -405,6 +410,7 @@ async def perform_invocation(
                 )
             superstep += 1
             ctx.superstep = superstep
+            tapped = False
             try:
                 if plain:
                     for plan in frontier:
@@ -417,21 +423,48 @@ async def perform_invocation(
                         except PendingAwait as pending:
                             deltas = await finish_inline(ctx, frontier, aether, pending)
                 else:
-                    if emitter is not None:
-                        began = new_superstep_began(inv, superstep, frontier_names(frontier))
-                        if immediate:
-                            emitter.deliver(began)
-                        else:
-                            await emitter.emit(began)
-                    if hookless and (immediate or len(frontier) == 1):
+                    if taps is not None:
+                        # A superstep tap stands in for the four Omens when nothing can
+                        # happen between a Sigil's start and its end (sync, no retry,
+                        # no writer).
                         for plan in frontier:
-                            if not plan.fast:
-                                deltas = await run_frontier(ctx, frontier, aether)
+                            if not plan.quiet:
                                 break
                         else:
-                            deltas = await run_observed(ctx, frontier, aether)
+                            tapped = True
+                    if tapped:
+                        deltas = []
+                        marks = [time_ns()]
+                        try:
+                            try:
+                                run_timed(frontier, aether, deltas, marks)
+                            except PendingAwait as pending:
+                                await finish_timed(frontier, aether, deltas, marks, pending)
+                        except BaseException:
+                            for tap in taps:  # type: ignore[union-attr]
+                                tap(inv, superstep, frontier, marks, deltas, False)
+                            raise
+                        if only_tap is not None:
+                            only_tap(inv, superstep, frontier, marks, deltas, True)
+                        else:
+                            for tap in taps:  # type: ignore[union-attr]
+                                tap(inv, superstep, frontier, marks, deltas, True)
                     else:
-                        deltas = await run_frontier(ctx, frontier, aether)
+                        if emitter is not None:
+                            began = new_superstep_began(inv, superstep, frontier_names(frontier))
+                            if immediate:
+                                emitter.deliver(began)
+                            else:
+                                await emitter.emit(began)
+                        if hookless and (immediate or len(frontier) == 1):
+                            for plan in frontier:
+                                if not plan.fast:
+                                    deltas = await run_frontier(ctx, frontier, aether)
+                                    break
+                            else:
+                                deltas = await run_observed(ctx, frontier, aether)
+                        else:
+                            deltas = await run_frontier(ctx, frontier, aether)
             except SigilFailure as failure:
                 fallback = failure.plan.on_error
                 last = failure.plan.name
@@ -470,7 +503,7 @@ async def perform_invocation(
             if written is not None:
                 _fold_written(written, deltas, reducers)
             last = frontier[-1].name
-            if emitter is not None:
+            if emitter is not None and not tapped:
                 completed = new_superstep_completed(inv, superstep, aether)
                 if immediate:
                     emitter.deliver(completed)

@@ -5,6 +5,9 @@ Every frontier Sigil gets its own shallow copy of the Aether. Two paths:
 * :func:`run_inline` — the fast path, used when nobody observes (no Ward hooks, no
   Omen listener) and every Sigil is synchronous without retries: the Sigils are called
   in bind order, inline, with no task, no Omen and no clock read.
+* :func:`run_timed` — the same inline calls with one clock read per Sigil, when the
+  only observers are superstep taps (:mod:`sanctum.ritual.emitter`): no Omen is built,
+  the tap receives the marks and deltas once per superstep.
 * :func:`run_observed` — the same inline calls when someone observes Omens but no Ward
   hooks ``before_sigil``/``after_sigil``: SigilBegan and SigilCompleted are emitted
   around each call, still with no task (used for a single-Sigil frontier, or any
@@ -45,9 +48,11 @@ __all__ = [
     "RunContext",
     "SigilFailure",
     "cancel_all",
+    "finish_timed",
     "run_frontier",
     "run_inline",
     "run_observed",
+    "run_timed",
 ]
 
 BeforeHook = Callable[[str, Mapping[str, Any]], Awaitable[None]]
@@ -129,6 +134,72 @@ def run_inline(frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Delt
             result = check_delta(plan.name, result)
         out.append((plan.name, result))
     return out
+
+
+def run_timed(
+    frontier: Sequence[SigilPlan],
+    aether: Mapping[str, Any],
+    out: Deltas,
+    marks: list[int],
+) -> None:
+    """:func:`run_inline`, noting when each Sigil ended (the tapped path).
+
+    Args:
+        frontier: The superstep's Sigils (all synchronous, no retries, no writer).
+        aether: The Aether at the start of the superstep (each Sigil gets a copy).
+        out: Receives ``(sigil, delta)`` per completed Sigil, in bind order.
+        marks: Receives ``time.time_ns()`` after each completed Sigil (the caller puts
+            the superstep's start first), so ``len(marks) == len(out) + 1``.
+
+    Raises:
+        SigilFailure | Interrupt | DeltaTypeError | PendingAwait: As :func:`run_inline`;
+            ``out`` and ``marks`` then hold the Sigils completed before it.
+    """
+    clock = time.time_ns
+    for plan in frontier:
+        try:
+            result = plan.fn(dict(aether))
+        except Interrupt as pause:
+            pause.sigil = plan.name
+            raise
+        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
+            raise SigilFailure(plan, exc, 1) from exc
+        if type(result) is not dict:
+            if inspect.isawaitable(result):
+                raise PendingAwait(out, len(out), result)
+            result = check_delta(plan.name, result)
+        out.append((plan.name, result))
+        marks.append(clock())
+
+
+async def finish_timed(
+    frontier: Sequence[SigilPlan],
+    aether: Mapping[str, Any],
+    out: Deltas,
+    marks: list[int],
+    pending: PendingAwait,
+) -> None:
+    """Resume :func:`run_timed` after a Sigil handed back an awaitable.
+
+    Raises:
+        SigilFailure | Interrupt | DeltaTypeError: As :func:`run_inline`.
+    """
+    while True:
+        plan = frontier[pending.index]
+        try:
+            result = await _bounded(plan, pending.awaitable, aether)
+        except Interrupt as pause:
+            pause.sigil = plan.name
+            raise
+        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
+            raise SigilFailure(plan, exc, 1) from exc
+        out.append((plan.name, check_delta(plan.name, result)))
+        marks.append(time.time_ns())
+        try:
+            run_timed(frontier[pending.index + 1 :], aether, out, marks)
+            return
+        except PendingAwait as again:  # its index counts completed Sigils: the full frontier's
+            pending = again
 
 
 async def run_observed(

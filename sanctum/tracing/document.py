@@ -1,21 +1,18 @@
 """The trace document: what a ``.sanctum-trace.json`` file holds, and how it is built.
 
-Format (``"format": "sanctum-trace"``, ``"version": 1``) — one JSON object::
+Format (``"format": "sanctum-trace"``, ``"version": 2``) — one JSON object::
 
     {
-      "format": "sanctum-trace", "version": 1,
+      "format": "sanctum-trace", "version": 2,
       "invocation_id": str | null, "resumed_from": seal_id | null,
       "status": "completed" | "interrupted" | "failed" | "incomplete",
       "started_at": epoch s | null, "ended_at": epoch s | null, "duration": s | null,
       "graph": {"sigils": [...], "edges": {src: [dst]}, "conditional_edges": {...},
                 "joins": [...], "entry": [...]} | null,
-      "supersteps": [{"superstep": n, "frontier": [names], "started_at", "ended_at",
-                      "duration", "sigils": [{"sigil", "started_at", "ended_at",
-                      "duration", "status", "attempts", "delta_keys"}]}],
-      "deltas":      [{"superstep", "sigil", "timestamp", "delta"}],
-      "spell_calls": [{"superstep", "sigil", "spell", "call_id", "arguments", "status",
-                       "result", "result_sigil", "result_superstep",
-                       "repaired"?, "cast_arguments"?}],
+      "origin_ns": epoch ns | null,
+      "timeline":    {"rows": n, "names": [...], "superstep": b64, "sigil": b64,
+                      "began": b64, "ended": b64, "delta": [...], "status": {...},
+                      "attempts": {...}},
       "retries":     [{"superstep", "sigil", "attempt", "cause", "delay", "timestamp"}],
       "repairs":     [{"superstep", "sigil", "spell", "call_id", "detail", "raw",
                        "arguments", "timestamp"}],
@@ -34,15 +31,38 @@ Format (``"format": "sanctum-trace"``, ``"version": 1``) — one JSON object::
                    format/version, graph null...}}]
     }
 
+The ``timeline`` holds one row per Sigil execution, in the order they began, stored
+column by column (:mod:`sanctum.tracing.timeline` describes the columns): the superstep,
+the Sigil, when it began and ended (integer nanoseconds after ``origin_ns``), the delta
+it returned (null unless it completed), its status and attempts. The rows are the whole
+timeline: a superstep is the run of consecutive rows with the same number (a repeated
+Sigil name starts a new one, as when a resumption re-runs it); it began when its first
+Sigil did and ended when its last Sigil ended. This columnar form is what keeps
+recording cheap (no object per event, no number printed one by one); :func:`expand`
+turns it into the readable form every reader uses.
+
 Sigil ``status`` is ``completed``, ``rejected`` (a Ward vetoed the delta), ``failed``,
 ``interrupted`` (the Sigil that paused — or every unfinished Sigil of the paused
 superstep while the culprit is unknown), ``aborted`` (cancelled with its superstep, or
 left behind by a resumption) or ``running`` (still running when the trace was written).
 ``interrupt`` describes the last pause even when a resumption (with the same recorder)
-later completed the Invocation; ``status`` says how the Invocation ended. Durations are seconds,
-timestamps epoch seconds. Spell calls come from the deltas: assistant messages'
-``spell_calls`` entries, matched with ``role: "spell"`` (or ``"tool"``) result messages
-by ``call_id`` — or by Spell name, in order, when the id is missing.
+later completed the Invocation; ``status`` says how the Invocation ended.
+
+The expanded form (:func:`expand`, returned by ``TraceRecorder.build()`` and
+``load_trace``) replaces ``origin_ns`` and ``timeline`` with::
+
+      "supersteps": [{"superstep": n, "frontier": [names], "started_at", "ended_at",
+                      "duration", "sigils": [{"sigil", "started_at", "ended_at",
+                      "duration", "status", "attempts", "delta_keys"}]}],
+      "deltas":      [{"superstep", "sigil", "timestamp", "delta"}],
+      "spell_calls": [{"superstep", "sigil", "spell", "call_id", "arguments", "status",
+                       "result", "result_sigil", "result_superstep",
+                       "repaired"?, "cast_arguments"?}],
+
+Durations are seconds, timestamps epoch seconds. Spell calls come from the deltas:
+assistant messages' ``spell_calls`` entries, matched with ``role: "spell"`` (or
+``"tool"``) result messages by ``call_id`` — or by Spell name, in order, when the id
+is missing. Version 1 files (which stored the expanded form) are still read.
 """
 
 from __future__ import annotations
@@ -52,17 +72,31 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.tracing.journal import Chronicle
+from sanctum.tracing.timeline import TimelineRow, decode_rows, encode_rows, shift_rows
 from sanctum.wards._jsonable import jsonable
 
-__all__ = ["TRACE_FORMAT", "TRACE_VERSION", "assemble", "continue_trace", "extract_spell_calls"]
+__all__ = [
+    "READABLE_VERSIONS",
+    "TRACE_FORMAT",
+    "TRACE_VERSION",
+    "assemble",
+    "continue_trace",
+    "expand",
+    "extract_spell_calls",
+]
 
 TRACE_FORMAT = "sanctum-trace"
 """The value of a trace document's ``format`` key."""
 
-TRACE_VERSION = 1
-"""The trace document version this sanctum writes and reads."""
+TRACE_VERSION = 2
+"""The trace document version this sanctum writes."""
+
+READABLE_VERSIONS = (1, 2)
+"""The trace document versions this sanctum reads."""
 
 Entry = dict[str, Any]
+
+_NS = 1e9
 
 
 def assemble(
@@ -73,6 +107,9 @@ def assemble(
 ) -> dict[str, Any]:
     """Build the trace document of one chronicle (and its Circles, recursively).
 
+    The document shares the chronicle's list of deltas (no copy: it is meant to be
+    written out, or expanded, at once).
+
     Args:
         chronicle: What the recorder captured.
         graph: The Rite's manifest (already JSON data), or None when unknown.
@@ -80,27 +117,25 @@ def assemble(
             ``Interrupt`` makes the status ``interrupted``, anything else ``failed``).
 
     Returns:
-        The trace document (JSON data), keys as in this module's docstring.
+        The trace document (JSON data, version 2), keys as in this module's docstring.
     """
     body = _body(chronicle, error)
     return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "graph": graph, **body}
 
 
 def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
-    supersteps = [_superstep(step) for step in chronicle.supersteps]
     interrupt = _interrupt(chronicle, error)
     failure = None if error is None or isinstance(error, Interrupt) else _failure(error)
     if failure is not None:
         status = "failed"
+        chronicle.settle_failure(failure.get("sigil"))
     elif chronicle.manifested:
         status = "completed"
     elif interrupt is not None:
         status = "interrupted"
     else:
         status = "incomplete"
-    if failure is not None:
-        _settle_failure(supersteps, failure)
-    ended_at = chronicle.ended_at if chronicle.manifested else chronicle.last_at
+    ended_at = chronicle.ended_at if chronicle.manifested else chronicle.latest_at()
     started_at = chronicle.started_at
     return {
         "invocation_id": chronicle.invocation_id,
@@ -109,19 +144,18 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
         "started_at": started_at,
         "ended_at": ended_at,
         "duration": None if started_at is None or ended_at is None else ended_at - started_at,
-        "supersteps": supersteps,
-        "deltas": [dict(item) for item in chronicle.deltas],
-        "spell_calls": extract_spell_calls(chronicle.deltas, _all_repairs(chronicle)),
-        "retries": [dict(item) for item in chronicle.retries],
-        "repairs": [dict(item) for item in chronicle.repairs],
-        "rejections": [dict(item) for item in chronicle.rejections],
-        "seals": [dict(item) for item in chronicle.seals],
-        "tokens": [dict(item) for item in chronicle.tokens],
+        "origin_ns": chronicle.origin_ns,
+        "timeline": chronicle.timeline.encode(),
+        "retries": list(chronicle.retries),
+        "repairs": list(chronicle.repairs),
+        "rejections": list(chronicle.rejections),
+        "seals": list(chronicle.seals),
+        "tokens": list(chronicle.tokens),
         "interrupt": interrupt,
         "failure": failure,
         "final_aether": chronicle.final_aether,
-        "omen_counts": dict(sorted(chronicle.omen_counts.items())),
-        "other_omens": [dict(item) for item in chronicle.others],
+        "omen_counts": chronicle.counts(),
+        "other_omens": list(chronicle.others),
         "circles": [
             {
                 "circle": child.circle,
@@ -131,31 +165,6 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
             }
             for child in chronicle.children.values()
         ],
-    }
-
-
-def _all_repairs(chronicle: Chronicle) -> list[Entry]:
-    """This chronicle's repairs, then its Circles' (a Circle's calls reach the outer delta)."""
-    found = list(chronicle.repairs)
-    for child in chronicle.children.values():
-        found.extend(_all_repairs(child))
-    return found
-
-
-def _superstep(step: Mapping[str, Any]) -> Entry:
-    sigils = [dict(entry) for entry in step["sigils"]]
-    ended_at = step["ended_at"]
-    if ended_at is None:
-        finished = [entry["ended_at"] for entry in sigils if entry["ended_at"] is not None]
-        ended_at = max(finished) if finished else None
-    started_at = step["started_at"]
-    return {
-        "superstep": step["superstep"],
-        "frontier": list(step["frontier"]),
-        "started_at": started_at,
-        "ended_at": ended_at,
-        "duration": None if ended_at is None else max(ended_at - started_at, 0.0),
-        "sigils": sigils,
     }
 
 
@@ -178,14 +187,105 @@ def _failure(error: BaseException) -> Entry:
     }
 
 
-def _settle_failure(supersteps: list[Entry], failure: Entry) -> None:
-    culprit = failure.get("sigil")
-    for step in supersteps:
-        for entry in step["sigils"]:
-            if entry["status"] != "running":
-                continue
-            failed = culprit is not None and entry["sigil"] == culprit and step is supersteps[-1]
-            entry["status"] = "failed" if failed else "aborted"
+# ---------------------------------------------------------------------- expanding
+def expand(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The readable form of a trace document: supersteps, deltas and spell calls.
+
+    Accepts a version 2 document (its ``timeline`` rows are turned into ``supersteps``
+    and ``deltas``; ``spell_calls`` are paired from the deltas) or an already expanded
+    one (returned as a shallow copy). Malformed rows — a hand-edited or truncated file —
+    are skipped, never trusted.
+
+    Args:
+        document: A trace document (or a Circle's ``trace`` body).
+
+    Returns:
+        A new dict; the input is not modified.
+    """
+    expanded = dict(document)
+    circles = document.get("circles")
+    if isinstance(circles, list):
+        expanded["circles"] = [
+            {**item, "trace": expand(item["trace"])}
+            if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping)
+            else item
+            for item in circles
+        ]
+    if "timeline" not in document:
+        return expanded
+    origin = _nanoseconds(document.get("origin_ns")) or 0
+    supersteps, deltas = _unroll(decode_rows(document.get("timeline")), origin)
+    expanded.pop("timeline", None)
+    expanded.pop("origin_ns", None)
+    expanded["supersteps"] = supersteps
+    expanded["deltas"] = deltas
+    expanded["spell_calls"] = extract_spell_calls(deltas, _all_repairs(expanded))
+    return expanded
+
+
+def _nanoseconds(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _unroll(rows: list[TimelineRow], origin: int) -> tuple[list[Entry], list[Entry]]:
+    supersteps: list[Entry] = []
+    deltas: list[Entry] = []
+    step: Entry | None = None
+    names: set[str] = set()
+    first: int = 0
+    last: int | None = None  # the current superstep's span, in nanoseconds after the origin
+    for number, sigil, began, ended, delta, status, attempts in rows:
+        started_at = (origin + began) / _NS
+        ended_at = None if ended is None else (origin + ended) / _NS
+        if step is None or step["superstep"] != number or sigil in names:
+            step = {
+                "superstep": number,
+                "frontier": [],
+                "started_at": started_at,
+                "ended_at": None,
+                "duration": None,
+                "sigils": [],
+            }
+            supersteps.append(step)
+            names = set()
+            first, last = began, None
+        names.add(sigil)
+        step["frontier"].append(sigil)
+        step["sigils"].append(
+            {
+                "sigil": sigil,
+                "started_at": started_at,
+                "ended_at": ended_at,
+                "duration": None if ended is None else max(ended - began, 0) / _NS,
+                "status": status,
+                "attempts": attempts,
+                "delta_keys": sorted(str(key) for key in delta)
+                if isinstance(delta, Mapping)
+                else [],
+            }
+        )
+        if ended is not None and (last is None or ended > last):
+            last = ended
+            step["ended_at"] = ended_at
+            step["duration"] = max(ended - first, 0) / _NS
+        if status == "completed":
+            deltas.append(
+                {"superstep": number, "sigil": sigil, "timestamp": ended_at, "delta": delta}
+            )
+    return supersteps, deltas
+
+
+def _all_repairs(document: Mapping[str, Any]) -> list[Entry]:
+    """A document's repairs, then its Circles' (a Circle's calls reach the outer delta)."""
+    repairs = document.get("repairs")
+    found = (
+        [dict(r) for r in repairs if isinstance(r, Mapping)] if isinstance(repairs, list) else []
+    )
+    circles = document.get("circles")
+    for item in circles if isinstance(circles, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping):
+            found.extend(_all_repairs(item["trace"]))
+    return found
 
 
 def extract_spell_calls(deltas: list[Entry], repairs: list[Entry] | None = None) -> list[Entry]:
@@ -285,9 +385,6 @@ def _attach_result(record: Entry, item: Mapping[str, Any], message: Mapping[str,
 
 
 _APPENDED = (
-    "supersteps",
-    "deltas",
-    "spell_calls",
     "retries",
     "repairs",
     "rejections",
@@ -303,18 +400,29 @@ def continue_trace(previous: Mapping[str, Any], current: Mapping[str, Any]) -> d
 
     Used when a resumption (another process, another recorder) writes to the file that
     already holds the earlier part of the same Invocation: the timelines and every
-    recorded list are concatenated in order, Omen counts added up, and the ending
-    (``status``, ``failure``, ``final_aether``) is the resumed run's. ``interrupt``
-    keeps the latest pause on record; ``resumed_from`` stays the first run's.
+    recorded list are concatenated in order (the resumed run's rows shifted onto the
+    earlier ``origin_ns``), Omen counts added up, and the ending (``status``,
+    ``failure``, ``final_aether``) is the resumed run's. ``interrupt`` keeps the latest
+    pause on record; ``resumed_from`` stays the first run's.
 
     Args:
-        previous: The trace document already on disk (same ``invocation_id``).
-        current: The resumed run's trace document.
+        previous: The version 2 trace document already on disk (same ``invocation_id``).
+        current: The resumed run's version 2 trace document.
 
     Returns:
         A new trace document; neither input is modified.
     """
     merged: dict[str, Any] = dict(current)
+    before_origin = _nanoseconds(previous.get("origin_ns"))
+    after_origin = _nanoseconds(current.get("origin_ns"))
+    earlier = decode_rows(previous.get("timeline"))
+    later = decode_rows(current.get("timeline"))
+    if before_origin is not None and after_origin is not None:
+        later = list(shift_rows(later, after_origin - before_origin))
+        merged["origin_ns"] = before_origin
+    elif after_origin is None:
+        merged["origin_ns"] = before_origin
+    merged["timeline"] = encode_rows([*earlier, *later])
     for key in _APPENDED:
         before = previous.get(key)
         after = current.get(key)

@@ -2,9 +2,14 @@
 
 A :class:`Chronicle` holds what one Invocation (or one run of a Circle inside it) gave
 off, already converted to JSON data so that later mutations of a delta cannot rewrite
-history. Work per Omen is small and constant apart from copying the Omen's payload;
-everything derived (spell calls, status, durations of unfinished work) is computed
-once, by :mod:`sanctum.tracing.document`, when the trace is built.
+history. The superstep timeline is kept in the form it is written in
+(:class:`~sanctum.tracing.timeline.Timeline`: one row per Sigil execution, times in
+integer nanoseconds after :attr:`Chronicle.origin_ns`). Rows come from the four
+per-superstep Omens or, on the engine's tapped path, straight from
+:meth:`Chronicle.tap` — a whole superstep of synchronous Sigils per call, no Omen
+built. Work per Omen is small and constant apart from copying the Omen's payload;
+everything derived (supersteps, spell calls, status) is computed once, when the trace
+is built or read.
 
 ``CircleEchoed`` Omens are unwrapped into child Chronicles — one per Circle run, keyed
 by the Circle's name, the outer Sigil and superstep, and the inner invocation — so a
@@ -14,8 +19,8 @@ nested execution is traced in full.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sanctum.omens.events import (
@@ -34,18 +39,24 @@ from sanctum.omens.events import (
     SuperstepCompleted,
     TokenEmitted,
 )
+from sanctum.tracing.timeline import Timeline
 from sanctum.wards._jsonable import jsonable
 
 __all__ = ["Chronicle"]
 
 Entry = dict[str, Any]
 
-_PLAIN_INT_BITS = 10_000
-"""Integers up to this size are copied as they are (``jsonable`` summarises larger)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Value types a delta may hold to be copied as it is (see ``_snapshot``)."""
+
+
+def _ns(timestamp: float) -> int:
+    """Epoch seconds (an Omen's ``timestamp``) as epoch nanoseconds."""
+    return int(timestamp * 1e9)
 
 
 class Chronicle:
-    """Trace entries of one run, filled Omen by Omen.
+    """Trace entries of one run, filled Omen by Omen (or superstep by superstep).
 
     Attributes are plain lists and dicts of JSON data, read by
     :func:`sanctum.tracing.document.assemble`.
@@ -57,6 +68,7 @@ class Chronicle:
         self.outer_superstep = superstep
         self.invocation_id: str | None = None
         self.resumed_from: str | None = None
+        self.origin_ns: int | None = None
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self.last_at: float | None = None
@@ -64,8 +76,7 @@ class Chronicle:
         self.final_superstep: int | None = None
         self.final_aether: Any = None
         self.pause: Entry | None = None
-        self.supersteps: list[Entry] = []
-        self.deltas: list[Entry] = []
+        self.timeline = Timeline()
         self.retries: list[Entry] = []
         self.repairs: list[Entry] = []
         self.rejections: list[Entry] = []
@@ -75,9 +86,11 @@ class Chronicle:
         self.omen_counts: Counter[str] = Counter()
         self.children: dict[tuple[str, str, int, str], Chronicle] = {}
         self._latest_child: dict[tuple[str, str, int], Chronicle] = {}
-        self._steps: dict[int, Entry] = {}
-        self._sigils: dict[tuple[int, str], Entry] = {}
-        self._open: list[tuple[int, Entry]] = []  # Sigil entries that may still be running
+        self._sigils: dict[tuple[int, str], int] = {}  # -> row number
+        self._open: list[int] = []  # rows created running (they may still be)
+        self._columns = self.timeline.appenders()
+        self._tap_steps = 0
+        self._opened = 0  # rows added by Omens (SigilBegan or a stray completion)
 
     # ------------------------------------------------------------------ recording
     def record(self, omen: Omen) -> None:
@@ -95,6 +108,8 @@ class Chronicle:
         stamp = omen.timestamp
         if self.last_at is None or stamp > self.last_at:
             self.last_at = stamp
+        if self.origin_ns is None:
+            self.origin_ns = _ns(stamp)
         handler = _HANDLERS.get(kind)
         if handler is None:
             for kind, candidate in _HANDLERS.items():
@@ -105,6 +120,66 @@ class Chronicle:
             self.others.append(_fields(omen))
         else:
             handler(self, omen)
+
+    def tap(
+        self,
+        invocation_id: str,
+        superstep: int,
+        frontier: Sequence[Any],
+        marks: list[int],
+        deltas: list[tuple[str, Mapping[str, Any]]],
+        finished: bool,
+    ) -> None:
+        """Record one superstep of synchronous Sigils (the engine's superstep tap).
+
+        Equivalent to folding in its SuperstepBegan, SigilBegan, SigilCompleted and
+        SuperstepCompleted Omens; the arguments are described by
+        :data:`sanctum.ritual.emitter.SuperstepTap`. The rows it adds are tuples: they
+        are complete, and nothing changes them later.
+        """
+        origin = self.origin_ns
+        if origin is None or self._open or self.invocation_id is None:
+            origin = self._before_tap(invocation_id, superstep, marks[0])
+        self._tap_steps += 1
+        add_superstep, add_sigil, add_began, add_ended, add_delta, codes = self._columns
+        began = marks[0] - origin
+        index = 0
+        for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
+            if type(delta) is dict:
+                for item in delta.values():
+                    if type(item) not in _SCALARS:
+                        delta = jsonable(delta)
+                        break
+                else:
+                    delta = delta.copy()
+            else:
+                delta = jsonable(delta)
+            code = codes.get(name)
+            if code is None:
+                code = self.timeline.code(name)
+            index += 1
+            ended = marks[index] - origin
+            add_superstep(superstep)
+            add_sigil(code)
+            add_began(began)
+            add_ended(ended)
+            add_delta(delta)
+            began = ended
+        if not finished:
+            self.omen_counts["SuperstepCompleted"] -= 1  # it never completed
+            if index < len(frontier):
+                self.omen_counts["SigilBegan"] += 1
+                self._new_row(superstep, str(frontier[index].name), began)
+
+    def _before_tap(self, invocation_id: str, superstep: int, began: int) -> int:
+        """The rare work before a tapped superstep; returns the origin."""
+        if self.origin_ns is None:
+            self.origin_ns = began
+        if self.invocation_id is None:
+            self._note_invocation(invocation_id, began / 1e9)
+        if self._open:
+            self._settle_earlier(superstep)
+        return self.origin_ns
 
     def _child(self, echo: CircleEchoed) -> Chronicle:
         place = (echo.circle, echo.sigil, echo.superstep)
@@ -126,11 +201,33 @@ class Chronicle:
             circle=self.circle, sigil=self.outer_sigil, superstep=self.outer_superstep
         )
 
+    def counts(self) -> dict[str, int]:
+        """How many Omens of each class the run gave off (tapped supersteps included)."""
+        counts = Counter(self.omen_counts)
+        if self._tap_steps:
+            tapped = len(self.timeline) - self._opened  # taps add completed rows only
+            counts["SuperstepBegan"] += self._tap_steps
+            counts["SuperstepCompleted"] += self._tap_steps
+            counts["SigilBegan"] += tapped
+            counts["SigilCompleted"] += tapped
+        return {name: n for name, n in sorted(counts.items()) if n > 0}
+
+    def latest_at(self) -> float | None:
+        """Epoch seconds of the latest thing recorded, or None."""
+        last = self.last_at
+        if len(self.timeline) and self.origin_ns is not None:
+            ended = self.timeline.ended(len(self.timeline) - 1)
+            if ended is not None:
+                tapped = (self.origin_ns + ended) / 1e9
+                last = tapped if last is None or tapped > last else last
+        return last
+
     # ------------------------------------------------------------------ handlers
     def _rite_began(self, omen: RiteBegan) -> None:
         if self.manifested and self.circle is None:
             self.reset()
             self.omen_counts["RiteBegan"] += 1
+            self.origin_ns = _ns(omen.timestamp)
         else:
             self._settle_running("aborted")  # a resumption: the last attempt is over
         self.invocation_id = omen.invocation_id
@@ -143,42 +240,24 @@ class Chronicle:
         self._note_invocation(omen.invocation_id, omen.timestamp)
         # A Sigil of an earlier superstep still running when a later one begins never
         # completed: its superstep was aborted by an on_error jump after it failed.
-        # Only entries created since the last check can still be running: constant work
+        # Only rows created since the last check can still be running: constant work
         # per superstep, however long the run.
         if self._open:
-            still: list[tuple[int, Entry]] = []
-            for number, entry in self._open:
-                if entry["status"] == "running":
-                    if number < omen.superstep:
-                        entry["status"] = "failed"
-                    else:
-                        still.append((number, entry))
-            self._open = still
-        previous = self._steps.get(omen.superstep)
-        if previous is not None:  # the same superstep again (a resumption re-runs it)
-            for entry in previous["sigils"]:
-                self._sigils.pop((omen.superstep, entry["sigil"]), None)
-        step: Entry = {
-            "superstep": omen.superstep,
-            "frontier": list(omen.frontier),
-            "started_at": omen.timestamp,
-            "ended_at": None,
-            "sigils": [],
-        }
-        self.supersteps.append(step)
-        self._steps[omen.superstep] = step
+            self._settle_earlier(omen.superstep)
+        for name in omen.frontier:  # the same superstep again (a resumption re-runs it)
+            self._sigils.pop((omen.superstep, name), None)
 
     def _sigil_began(self, omen: SigilBegan) -> None:
         self._note_invocation(omen.invocation_id, omen.timestamp)
-        key = (omen.superstep, omen.sigil)
-        existing = self._sigils.get(key)
-        if existing is not None and existing["status"] == "running":
+        existing = self._sigils.get((omen.superstep, omen.sigil))
+        if existing is not None and self.timeline.state(existing) == "running":
             return  # a retry may announce the same Sigil again: keep the first start
-        self._new_sigil(omen.superstep, omen.sigil, omen.timestamp)
+        self._new_row(omen.superstep, omen.sigil, self._at(omen.timestamp))
 
     def _sigil_retried(self, omen: SigilRetried) -> None:
-        entry = self._sigil_entry(omen.superstep, omen.sigil, omen.timestamp)
-        entry["attempts"] = max(int(entry["attempts"]), omen.attempt + 1)
+        row = self._sigil_row(omen.superstep, omen.sigil, omen.timestamp)
+        attempts = self.timeline.attempts
+        attempts[row] = max(attempts.get(row, 1), omen.attempt + 1)
         self.retries.append(
             {
                 "superstep": omen.superstep,
@@ -193,38 +272,26 @@ class Chronicle:
     def _sigil_completed(self, omen: SigilCompleted) -> None:
         self._note_invocation(omen.invocation_id, omen.timestamp)
         duration = float(omen.duration) if omen.duration else 0.0
-        entry = self._sigil_entry(omen.superstep, omen.sigil, omen.timestamp - duration)
-        delta = _snapshot(omen.delta)
-        entry["ended_at"] = omen.timestamp
-        entry["duration"] = duration if duration > 0 else omen.timestamp - entry["started_at"]
-        entry["status"] = "completed"
-        entry["delta_keys"] = sorted(delta) if isinstance(delta, dict) else []
-        self.deltas.append(
-            {
-                "superstep": omen.superstep,
-                "sigil": omen.sigil,
-                "timestamp": omen.timestamp,
-                "delta": delta,
-            }
-        )
+        row = self._sigil_row(omen.superstep, omen.sigil, omen.timestamp - duration)
+        self.timeline.end(row, self._at(omen.timestamp), _snapshot(omen.delta))
+        self.timeline.status.pop(row, None)
 
     def _superstep_completed(self, omen: SuperstepCompleted) -> None:
-        step = self._steps.get(omen.superstep)
-        if step is not None:
-            step["ended_at"] = omen.timestamp
+        """Nothing to keep: a superstep ends when its last Sigil does."""
 
     def _seal_written(self, omen: SealWritten) -> None:
         if omen.interrupted:
+            timeline = self.timeline
+            last = timeline.last_step()
             self.pause = {
                 "sigil": None,
                 "reason": None,
                 "seal_id": omen.seal_id,
-                "superstep": self.supersteps[-1]["superstep"] if self.supersteps else None,
+                "superstep": timeline.superstep(last[0]) if last else None,
             }
-            if self.supersteps:
-                for entry in self.supersteps[-1]["sigils"]:
-                    if entry["status"] == "running":
-                        entry["status"] = "interrupted"
+            for row in last:
+                if timeline.state(row) == "running":
+                    timeline.status[row] = "interrupted"
         self.seals.append(
             {
                 "superstep": omen.superstep,
@@ -252,10 +319,9 @@ class Chronicle:
         self.final_aether = jsonable(omen.aether)
 
     def _delta_rejected(self, omen: DeltaRejected) -> None:
-        entry = self._sigil_entry(omen.superstep, omen.sigil, omen.timestamp)
-        entry["status"] = "rejected"
-        entry["ended_at"] = omen.timestamp
-        entry["duration"] = omen.timestamp - entry["started_at"]
+        row = self._sigil_row(omen.superstep, omen.sigil, omen.timestamp)
+        self.timeline.status[row] = "rejected"
+        self.timeline.end(row, self._at(omen.timestamp))
         self.rejections.append(
             {
                 "kind": "delta",
@@ -304,82 +370,94 @@ class Chronicle:
             reason: The interrupt's reason (any value; stored as JSON data).
             seal_id: The Seal written for the pause, if any.
         """
+        timeline = self.timeline
+        last = timeline.last_step()
         pause = self.pause or {
             "sigil": None,
             "reason": None,
             "seal_id": None,
-            "superstep": self.supersteps[-1]["superstep"] if self.supersteps else None,
+            "superstep": timeline.superstep(last[0]) if last else None,
         }
         pause["sigil"] = sigil if sigil is not None else pause["sigil"]
         pause["reason"] = jsonable(reason)
         pause["seal_id"] = seal_id or pause["seal_id"]
         self.pause = pause
-        if self.supersteps and sigil is not None:
-            for entry in self.supersteps[-1]["sigils"]:
-                if entry["status"] in ("running", "interrupted"):
-                    entry["status"] = "interrupted" if entry["sigil"] == sigil else "aborted"
+        if sigil is not None:
+            for row in last:
+                if timeline.state(row) in ("running", "interrupted"):
+                    culprit = timeline.sigil(row) == sigil
+                    timeline.status[row] = "interrupted" if culprit else "aborted"
+
+    def settle_failure(self, culprit: str | None) -> None:
+        """Mark what was still running when the Invocation failed.
+
+        Args:
+            culprit: The Sigil the failure names; its running row in the last
+                superstep becomes ``failed``, every other running row ``aborted``.
+        """
+        timeline = self.timeline
+        last = timeline.last_step()
+        for row in self._open:
+            if timeline.state(row) == "running":
+                failed = culprit is not None and timeline.sigil(row) == culprit and row in last
+                timeline.status[row] = "failed" if failed else "aborted"
+
+    def _settle_earlier(self, superstep: int) -> None:
+        timeline = self.timeline
+        still: list[int] = []
+        for row in self._open:
+            if timeline.state(row) == "running":
+                if timeline.superstep(row) < superstep:
+                    timeline.status[row] = "failed"
+                else:
+                    still.append(row)
+        self._open = still
 
     def _settle_running(self, status: str) -> None:
-        for step in self.supersteps:
-            for entry in step["sigils"]:
-                if entry["status"] == "running":
-                    entry["status"] = status
+        for row in self._open:
+            if self.timeline.state(row) == "running":
+                self.timeline.status[row] = status
+        self._open = []
 
     # ------------------------------------------------------------------ helpers
+    def _at(self, timestamp: float) -> int:
+        """An Omen's epoch-seconds timestamp as nanoseconds after the origin."""
+        origin = self.origin_ns
+        if origin is None:
+            origin = self.origin_ns = _ns(timestamp)
+        return _ns(timestamp) - origin
+
     def _note_invocation(self, invocation_id: str, stamp: float) -> None:
         if invocation_id and self.invocation_id is None:
             self.invocation_id = invocation_id
         if self.started_at is None:
             self.started_at = stamp
 
-    def _new_sigil(self, superstep: int, sigil: str, started_at: float) -> Entry:
-        step = self._steps.get(superstep)
-        if step is None:
-            step = {
-                "superstep": superstep,
-                "frontier": [],
-                "started_at": started_at,
-                "ended_at": None,
-                "sigils": [],
-            }
-            self.supersteps.append(step)
-            self._steps[superstep] = step
-        entry: Entry = {
-            "sigil": sigil,
-            "started_at": started_at,
-            "ended_at": None,
-            "duration": None,
-            "status": "running",
-            "attempts": 1,
-            "delta_keys": [],
-        }
-        step["sigils"].append(entry)
-        self._sigils[(superstep, sigil)] = entry
-        self._open.append((superstep, entry))
-        return entry
+    def _new_row(self, superstep: int, sigil: str, began: int) -> int:
+        row = self.timeline.open(superstep, sigil, began)
+        self._opened += 1
+        self._sigils[(superstep, sigil)] = row
+        self._open.append(row)
+        return row
 
-    def _sigil_entry(self, superstep: int, sigil: str, started_at: float) -> Entry:
-        entry = self._sigils.get((superstep, sigil))
-        if entry is None or entry["status"] != "running":
-            entry = self._new_sigil(superstep, sigil, started_at)
-        return entry
+    def _sigil_row(self, superstep: int, sigil: str, started_at: float) -> int:
+        row = self._sigils.get((superstep, sigil))
+        if row is None or self.timeline.state(row) != "running":
+            row = self._new_row(superstep, sigil, self._at(started_at))
+        return row
 
 
 def _snapshot(value: Any) -> Any:
     """``jsonable(value)``, with a quick copy for the usual flat dict of plain scalars.
 
-    The copy is what keeps history intact when user code later mutates the delta.
+    The copy is what keeps history intact when user code later mutates the delta. A
+    scalar JSON cannot hold as it is (NaN, an integer too long to print, a key that is
+    not a string) is left to the writer, which then converts the whole document with
+    ``jsonable``.
     """
     if type(value) is dict:
-        for key, item in value.items():
-            kind = type(item)
-            if type(key) is not str or not (
-                kind is str
-                or kind is bool
-                or item is None
-                or (kind is int and item.bit_length() <= _PLAIN_INT_BITS)
-                or (kind is float and math.isfinite(item))
-            ):
+        for item in value.values():
+            if type(item) not in _SCALARS:
                 return jsonable(value)
         return value.copy()
     return jsonable(value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import threading
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,7 +23,7 @@ from typing import Any
 from sanctum.errors import Interrupt
 from sanctum.omens.events import Omen, RiteBegan, RiteManifested
 from sanctum.ritual.emitter import synchronous_twin
-from sanctum.tracing.document import TRACE_FORMAT, assemble, continue_trace
+from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION, assemble, continue_trace, expand
 from sanctum.tracing.journal import Chronicle
 from sanctum.wards._jsonable import jsonable
 from sanctum.wards.base import Ward
@@ -71,6 +71,7 @@ class TraceRecorder(Ward):
         self.written: Path | None = None
         self._graph: dict[str, Any] | None = None
         self._chronicle = Chronicle()
+        self._tap = self._chronicle.tap  # the engine's superstep tap (see on_omen)
         self._error: BaseException | None = None
         self._previous: dict[str, Any] | None = None
         self._previous_read = False
@@ -86,14 +87,17 @@ class TraceRecorder(Ward):
         graph = jsonable(manifest)
         self._graph = graph if isinstance(graph, dict) else None
 
-    @synchronous_twin("_observe")
+    @synchronous_twin("_observe", tap="_tap")
     async def on_omen(self, omen: Omen) -> None:
         """Record the Omen; write the trace when the Rite manifests.
 
         A failure to write the file at that moment is reported as a ``RuntimeWarning``
         rather than failing an Invocation that succeeded; ``flush()`` raises instead.
         The engine calls the synchronous twin of this hook directly (no coroutine per
-        Omen); a subclass overriding ``on_omen`` is awaited as usual.
+        Omen), and for a superstep of synchronous Sigils hands the recorder the whole
+        superstep at once instead of its four Omens (a superstep tap, see
+        :mod:`sanctum.ritual.emitter`) — the trace is the same. A subclass overriding
+        ``on_omen`` is awaited with every Omen, as usual.
 
         Args:
             omen: Any Omen, including Circle echoes (unwrapped into nested traces).
@@ -142,23 +146,25 @@ class TraceRecorder(Ward):
             self._chronicle.note_pause(error.sigil, error.reason, error.seal_id)
         elif error is not None:
             self._error = error
-        document = self.build()
+        document = self._document()
         target = self._target(document.get("invocation_id"))
         previous = self._earlier_part(target, document)
         if previous is not None:
             document = continue_trace(previous, document)
-        # compact separators keep json's C encoder (indent would force the slow one)
-        text = json.dumps(document, separators=(",", ":"), allow_nan=False, default=str)
+        text = _encode(document)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".tmp", dir=target.parent)
+            # Written beside the target, then renamed over it: a reader never sees half
+            # a trace. The name is this writer's own (process, object, thread), so two
+            # writers never share a temporary file; the mode follows the umask.
+            writer = f"{os.getpid()}-{id(self):x}-{threading.get_ident():x}"
+            temp = target.with_name(f".{target.name}.{writer}.tmp")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                with open(temp, "w", encoding="utf-8") as handle:
                     handle.write(text)
-                os.chmod(temp, 0o644)
                 os.replace(temp, target)
             except BaseException:
-                Path(temp).unlink(missing_ok=True)
+                temp.unlink(missing_ok=True)
                 raise
         except OSError as exc:
             raise OSError(
@@ -170,12 +176,18 @@ class TraceRecorder(Ward):
         return target
 
     def build(self) -> dict[str, Any]:
-        """Assemble the trace document from the recorded Omens.
+        """Assemble the trace document from the recorded Omens, in its readable form.
 
         Returns:
-            The trace document (JSON data; format in :mod:`sanctum.tracing.document`),
-            passed through ``redact`` when one was given.
+            The trace document as :func:`~sanctum.tracing.render.load_trace` returns it
+            when read back (``supersteps``, ``deltas``, ``spell_calls``; format in
+            :mod:`sanctum.tracing.document`), passed through ``redact`` when one was
+            given. The file holds the compact form of the same document.
         """
+        return expand(self._document())
+
+    def _document(self) -> dict[str, Any]:
+        """The compact (version 2) document, as written; shares the recorded rows."""
         document = assemble(self._chronicle, graph=self._graph, error=self._error)
         if self.redact is not None:
             redacted = self.redact(document)
@@ -198,6 +210,7 @@ class TraceRecorder(Ward):
             if (
                 isinstance(earlier, dict)
                 and earlier.get("format") == TRACE_FORMAT
+                and earlier.get("version") == TRACE_VERSION
                 and earlier.get("invocation_id") == document.get("invocation_id")
             ):
                 self._previous = earlier
@@ -209,3 +222,19 @@ class TraceRecorder(Ward):
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip(".")
             return self.path / f"{safe or 'invocation'}{DEFAULT_TRACE_NAME}"
         return self.path
+
+
+def _encode(document: dict[str, Any]) -> str:
+    """The document as compact JSON text.
+
+    Deltas of plain scalars are recorded as they are (see ``Chronicle``); a value JSON
+    cannot hold as it is (NaN, an over-long integer, a non-string key) makes the first
+    attempt fail, and the whole document is then converted with ``jsonable``.
+    """
+    try:
+        # compact separators keep json's C encoder (indent would force the slow one)
+        # the document is a tree by construction (copies and jsonable output): no need
+        # to check every container for a cycle
+        return json.dumps(document, separators=(",", ":"), allow_nan=False, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(jsonable(document), separators=(",", ":"), allow_nan=False, default=str)

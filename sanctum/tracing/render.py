@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION
+from sanctum.tracing.document import READABLE_VERSIONS, TRACE_FORMAT, expand
 from sanctum.tracing.page import build_page
 
 __all__ = ["load_trace", "render_trace"]
@@ -27,7 +27,8 @@ def load_trace(trace_path: str | os.PathLike[str]) -> dict[str, Any]:
         trace_path: The trace file written by a TraceRecorder.
 
     Returns:
-        The trace document.
+        The trace document in its readable form (:func:`sanctum.tracing.document.expand`):
+        ``supersteps``, ``deltas`` and ``spell_calls`` rather than the stored rows.
 
     Raises:
         FileNotFoundError: If the file does not exist.
@@ -52,12 +53,13 @@ def load_trace(trace_path: str | os.PathLike[str]) -> dict[str, Any]:
             f'{path} is not a sanctum trace: expected a JSON object with "format": "{TRACE_FORMAT}"'
         )
     version = document.get("version")
-    if version != TRACE_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        readable = " and ".join(str(v) for v in READABLE_VERSIONS)
         raise ValueError(
             f"{path} is a sanctum trace of version {version!r}, but this sanctum reads "
-            f"version {TRACE_VERSION}; render it with the sanctum that recorded it"
+            f"versions {readable}; render it with the sanctum that recorded it"
         )
-    return document
+    return expand(document)
 
 
 def render_trace(

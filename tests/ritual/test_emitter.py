@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
+from sanctum import END, START, Ritual, SigilExecutionError, SigilPolicy
 from sanctum.omens import Omen, RiteBegan, TokenEmitted
 from sanctum.ritual.emitter import Emitter, ImmediateHook, omen_hook_of, synchronous_twin
+from sanctum.wards import Ward
 
 
 async def test_hooks_then_sink_in_order() -> None:
@@ -122,3 +125,145 @@ async def test_a_writer_omen_failing_an_immediate_hook_surfaces_on_next_delivery
     emitter.emit_nowait(TokenEmitted(payload=3))
     with pytest.raises(RuntimeError, match="twin broke"):
         await emitter.drain()
+
+
+class _Tapped(Ward):
+    """Takes Omens through a twin and supersteps of sync Sigils through a tap."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.taps: list[tuple[int, list[str], int, list[Any], bool]] = []
+
+    @synchronous_twin("_now", tap="_tap")
+    async def on_omen(self, omen: Omen) -> None:
+        self._now(omen)
+
+    def _now(self, omen: Omen) -> None:
+        self.seen.append(type(omen).__name__)
+
+    def _tap(
+        self,
+        invocation_id: str,
+        superstep: int,
+        frontier: Any,
+        marks: list[int],
+        deltas: list[tuple[str, Any]],
+        finished: bool,
+    ) -> None:
+        assert invocation_id
+        assert len(marks) == len(deltas) + 1
+        assert marks == sorted(marks)
+        self.seen.append(f"tap:{superstep}")
+        names = [plan.name for plan in frontier]
+        self.taps.append((superstep, names, len(marks), [d for _, d in deltas], finished))
+
+
+def _pair() -> Ritual:
+    def one(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"n": aether["n"] + 1}
+
+    async def two(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"n": aether["n"] * 10}
+
+    ritual = Ritual().add_sigil("one", one).add_sigil("two", two)
+    return ritual.add_edge(START, "one").add_edge("one", "two").add_edge("two", END)
+
+
+def test_the_tap_stands_in_for_the_omens_of_sync_supersteps_only() -> None:
+    ward = _Tapped()
+    assert isinstance(omen_hook_of(ward), ImmediateHook)
+    assert omen_hook_of(ward).tap is not None  # type: ignore[union-attr]
+    result = _pair().compile(wards=[ward]).invoke({"n": 1})
+    assert result == {"n": 20}
+    assert ward.seen == [
+        "RiteBegan",
+        "tap:1",  # `one` is sync: one tap, no Omens
+        "SuperstepBegan",  # `two` is async: its Omens as usual
+        "SigilBegan",
+        "SigilCompleted",
+        "SuperstepCompleted",
+        "RiteManifested",
+    ]
+    assert ward.taps == [(1, ["one"], 2, [{"n": 2}], True)]
+
+
+def test_a_stream_or_another_observer_turns_the_tap_off() -> None:
+    class Plain(Ward):
+        async def on_omen(self, omen: Omen) -> None:
+            pass
+
+    ward = _Tapped()
+    _pair().compile(wards=[ward, Plain()]).invoke({"n": 1})
+    assert ward.taps == []
+    assert ward.seen.count("SigilCompleted") == 2
+
+    streamed = _Tapped()
+
+    async def drain() -> None:
+        async for _ in _pair().compile(wards=[streamed]).astream({"n": 1}, mode="omens"):
+            pass
+
+    asyncio.run(drain())
+    assert streamed.taps == []
+
+
+def test_a_failing_superstep_is_tapped_unfinished_before_the_error() -> None:
+    def fine(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"a": 1}
+
+    def broken(aether: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    def never(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"c": 1}
+
+    ritual = Ritual().add_sigil("fine", fine).add_sigil("broken", broken).add_sigil("never", never)
+    for name in ("fine", "broken", "never"):
+        ritual.add_edge(START, name).add_edge(name, END)
+    ward = _Tapped()
+    with pytest.raises(SigilExecutionError, match="boom"):
+        ritual.compile(wards=[ward]).invoke({})
+    assert ward.taps == [(1, ["fine", "broken", "never"], 2, [{"a": 1}], False)]
+    assert "RiteManifested" not in ward.seen
+
+
+def test_a_sync_sigil_returning_an_awaitable_is_finished_on_the_tapped_path() -> None:
+    async def later() -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return {"b": 2}
+
+    def first(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"a": 1}
+
+    def sneaky(aether: dict[str, Any]) -> Any:
+        return later()  # declared sync, hands back a coroutine
+
+    def last(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"c": 3}
+
+    ritual = Ritual().add_sigil("first", first).add_sigil("sneaky", sneaky)
+    ritual.add_sigil("again", sneaky).add_sigil("last", last)
+    for name in ("first", "sneaky", "again", "last"):
+        ritual.add_edge(START, name).add_edge(name, END)
+    ward = _Tapped()
+    assert ritual.compile(wards=[ward]).invoke({}) == {"a": 1, "b": 2, "c": 3}
+    ((superstep, names, marks, deltas, finished),) = ward.taps
+    assert (superstep, names, marks, finished) == (1, ["first", "sneaky", "again", "last"], 5, True)
+    assert deltas == [{"a": 1}, {"b": 2}, {"b": 2}, {"c": 3}]
+
+
+def test_a_sigil_with_a_writer_or_retries_is_not_tapped() -> None:
+    def speaks(aether: dict[str, Any], writer: Any) -> dict[str, Any]:
+        writer({"token": "hi"})
+        return {"a": 1}
+
+    def flaky(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"b": 1}
+
+    ritual = Ritual().add_sigil("speaks", speaks)
+    ritual.add_sigil("flaky", flaky, SigilPolicy(retries=2))
+    ritual.add_edge(START, "speaks").add_edge("speaks", "flaky").add_edge("flaky", END)
+    ward = _Tapped()
+    ritual.compile(wards=[ward]).invoke({})
+    assert ward.taps == []
+    assert "TokenEmitted" in ward.seen

@@ -5,8 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from sanctum.errors import Interrupt, SanctumError
-from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION, assemble, extract_spell_calls
+from sanctum.tracing.document import (
+    TRACE_FORMAT,
+    TRACE_VERSION,
+    assemble,
+    continue_trace,
+    expand,
+    extract_spell_calls,
+)
 from sanctum.tracing.journal import Chronicle
+from sanctum.tracing.timeline import decode_rows, encode_rows
 
 
 def _delta(step: int, sigil: str, *messages: dict[str, Any]) -> dict[str, Any]:
@@ -74,3 +82,90 @@ def test_status_reflects_manifest_interrupt_and_failure() -> None:
     assert failed["failure"]["message"] == "bad"
     assert failed["failure"]["sigil"] is None
     assert failed["graph"] == {"sigils": []}
+
+
+def _timeline_doc(origin: int, rows: list[Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "format": TRACE_FORMAT,
+        "version": TRACE_VERSION,
+        "origin_ns": origin,
+        "timeline": encode_rows(rows),
+        **extra,
+    }
+
+
+def test_expand_groups_rows_into_supersteps() -> None:
+    rows = [
+        (1, "a", 0, 1_000_000, {"x": 1}, "completed", 1),
+        (2, "b", 2_000_000, 3_000_000, {"y": [1]}, "completed", 2),
+        (2, "c", 2_000_000, 5_000_000, None, "rejected", 1),
+        (2, "b", 6_000_000, None, None, "running", 1),  # b again: a re-run superstep 2
+    ]
+    view = expand(_timeline_doc(10**18, rows, circles=[]))
+    assert "timeline" not in view
+    assert "origin_ns" not in view
+    steps = view["supersteps"]
+    assert [(s["superstep"], s["frontier"]) for s in steps] == [
+        (1, ["a"]),
+        (2, ["b", "c"]),
+        (2, ["b"]),
+    ]
+    assert steps[1]["started_at"] == 1e9 + 0.002
+    assert steps[1]["duration"] == 0.003
+    assert steps[1]["sigils"][0] == {
+        "sigil": "b",
+        "started_at": 1e9 + 0.002,
+        "ended_at": 1e9 + 0.003,
+        "duration": 0.001,
+        "status": "completed",
+        "attempts": 2,
+        "delta_keys": ["y"],
+    }
+    assert steps[2]["sigils"][0]["status"] == "running"
+    assert steps[2]["ended_at"] is None
+    assert steps[2]["duration"] is None
+    assert [(d["sigil"], d["delta"]) for d in view["deltas"]] == [
+        ("a", {"x": 1}),
+        ("b", {"y": [1]}),
+    ]
+    assert view["spell_calls"] == []
+
+
+def test_expand_leaves_a_version_1_document_as_it_is() -> None:
+    old = {"format": TRACE_FORMAT, "version": 1, "supersteps": [{"superstep": 1}], "deltas": []}
+    assert expand(old) == old
+    assert expand(old) is not old
+
+
+def test_a_resumed_trace_is_joined_on_the_first_origin() -> None:
+    first = _timeline_doc(
+        1_000,
+        [(1, "ask", 0, None, None, "interrupted", 1)],
+        started_at=1e-6,
+        omen_counts={"RiteBegan": 1},
+        seals=[{"seal_id": "s1"}],
+        resumed_from=None,
+    )
+    second = _timeline_doc(
+        5_000,
+        [(1, "ask", 10, 20, {"done": True}, "completed", 1)],
+        started_at=5e-6,
+        ended_at=5.02e-6,
+        omen_counts={"RiteBegan": 1, "SigilBegan": 1},
+        seals=[{"seal_id": "s2"}],
+        resumed_from="s1",
+        status="completed",
+    )
+    joined = continue_trace(first, second)
+    assert joined["origin_ns"] == 1_000
+    assert decode_rows(joined["timeline"]) == [
+        (1, "ask", 0, None, None, "interrupted", 1),
+        (1, "ask", 4_010, 4_020, {"done": True}, "completed", 1),
+    ]
+    assert joined["omen_counts"] == {"RiteBegan": 2, "SigilBegan": 1}
+    assert [s["seal_id"] for s in joined["seals"]] == ["s1", "s2"]
+    assert joined["resumed_from"] is None
+    assert joined["status"] == "completed"
+    assert joined["started_at"] == 1e-6
+    steps = expand(joined)["supersteps"]
+    assert [s["sigils"][0]["status"] for s in steps] == ["interrupted", "completed"]

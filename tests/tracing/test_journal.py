@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sanctum.omens import SigilBegan, SigilCompleted, SigilRetried, SuperstepBegan, TokenEmitted
+from sanctum.tracing.document import assemble, expand
 from sanctum.tracing.journal import Chronicle
+
+
+def _view(chronicle: Chronicle) -> dict[str, Any]:
+    return expand(assemble(chronicle, graph=None))
 
 
 def test_a_repeated_superstep_number_gets_its_own_entry() -> None:
@@ -12,9 +19,9 @@ def test_a_repeated_superstep_number_gets_its_own_entry() -> None:
         chronicle.record(SuperstepBegan(invocation_id="i", superstep=4, frontier=("a",)))
         chronicle.record(SigilBegan(invocation_id="i", superstep=4, sigil="a"))
     chronicle.record(SigilCompleted(invocation_id="i", superstep=4, sigil="a", delta={}))
-    assert [len(s["sigils"]) for s in chronicle.supersteps] == [1, 1]
-    assert chronicle.supersteps[0]["sigils"][0]["status"] == "running"
-    assert chronicle.supersteps[1]["sigils"][0]["status"] == "completed"
+    assert [len(s["sigils"]) for s in _view(chronicle)["supersteps"]] == [1, 1]
+    assert _view(chronicle)["supersteps"][0]["sigils"][0]["status"] == "running"
+    assert _view(chronicle)["supersteps"][1]["sigils"][0]["status"] == "completed"
 
 
 def test_sigil_began_again_during_retries_keeps_one_entry() -> None:
@@ -22,7 +29,7 @@ def test_sigil_began_again_during_retries_keeps_one_entry() -> None:
     chronicle.record(SigilBegan(invocation_id="i", superstep=1, sigil="a", timestamp=1.0))
     chronicle.record(SigilRetried(invocation_id="i", superstep=1, sigil="a", attempt=1, cause="x"))
     chronicle.record(SigilBegan(invocation_id="i", superstep=1, sigil="a", timestamp=2.0))
-    (entry,) = chronicle.supersteps[0]["sigils"]
+    (entry,) = _view(chronicle)["supersteps"][0]["sigils"]
     assert entry["started_at"] == 1.0
     assert entry["attempts"] == 2
 
@@ -41,7 +48,7 @@ def test_a_sigil_diverted_by_on_error_is_marked_failed() -> None:
     chronicle.record(SigilBegan(invocation_id="i", superstep=6, sigil="record"))
     # no SigilCompleted: the last attempt failed and on_error jumped to the fallback
     chronicle.record(SuperstepBegan(invocation_id="i", superstep=7, frontier=("apologise",)))
-    assert chronicle.supersteps[0]["sigils"][0]["status"] == "failed"
+    assert _view(chronicle)["supersteps"][0]["sigils"][0]["status"] == "failed"
 
 
 def test_deltas_are_snapshots_taken_when_they_arrive() -> None:
@@ -52,8 +59,14 @@ def test_deltas_are_snapshots_taken_when_they_arrive() -> None:
     chronicle.record(SigilCompleted(invocation_id="i", superstep=1, sigil="b", delta=odd))
     flat["n"] = 2
     odd["items"].append(2)  # type: ignore[attr-defined]
-    assert chronicle.deltas[0]["delta"] == {"n": 1, "s": "x", "f": 0.5, "b": True, "none": None}
-    assert chronicle.deltas[1]["delta"] == {"items": [1], "nan": "nan", "3": "int key"}
+    assert _view(chronicle)["deltas"][0]["delta"] == {
+        "n": 1,
+        "s": "x",
+        "f": 0.5,
+        "b": True,
+        "none": None,
+    }
+    assert _view(chronicle)["deltas"][1]["delta"] == {"items": [1], "nan": "nan", "3": "int key"}
 
 
 def test_a_long_run_marks_only_unfinished_sigils_failed() -> None:
@@ -63,6 +76,78 @@ def test_a_long_run_marks_only_unfinished_sigils_failed() -> None:
         chronicle.record(SigilBegan(invocation_id="i", superstep=step, sigil="a"))
         if step != 20:
             chronicle.record(SigilCompleted(invocation_id="i", superstep=step, sigil="a", delta={}))
-    statuses = [s["sigils"][0]["status"] for s in chronicle.supersteps]
+    statuses = [s["sigils"][0]["status"] for s in _view(chronicle)["supersteps"]]
     assert statuses[19] == "failed"
     assert statuses.count("completed") == 48
+
+
+class _Plan:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_a_tapped_superstep_reads_like_its_four_omens() -> None:
+    tapped, told = Chronicle(), Chronicle()
+    base = 1_000_000_000_000_000_000
+    marks = [base, base + 2_000, base + 5_000]
+    tapped.tap("i", 3, (_Plan("a"), _Plan("b")), marks, [("a", {"x": 1}), ("b", {})], True)
+    told.record(SuperstepBegan(invocation_id="i", superstep=3, frontier=("a", "b"), timestamp=1e9))
+    told.record(SigilBegan(invocation_id="i", superstep=3, sigil="a", timestamp=1e9))
+    told.record(
+        SigilCompleted(
+            invocation_id="i", superstep=3, sigil="a", delta={"x": 1}, timestamp=1e9 + 2e-6
+        )
+    )
+    told.record(SigilBegan(invocation_id="i", superstep=3, sigil="b", timestamp=1e9 + 2e-6))
+    told.record(
+        SigilCompleted(invocation_id="i", superstep=3, sigil="b", delta={}, timestamp=1e9 + 5e-6)
+    )
+    a, b = _view(tapped), _view(told)
+    assert a["deltas"] == [
+        {"superstep": 3, "sigil": "a", "timestamp": a["deltas"][0]["timestamp"], "delta": {"x": 1}},
+        {"superstep": 3, "sigil": "b", "timestamp": a["deltas"][1]["timestamp"], "delta": {}},
+    ]
+    assert [d["delta"] for d in a["deltas"]] == [d["delta"] for d in b["deltas"]]
+    (step,) = a["supersteps"]
+    assert step["frontier"] == ["a", "b"]
+    assert [e["duration"] for e in step["sigils"]] == [2e-6, 3e-6]
+    assert [e["status"] for e in step["sigils"]] == ["completed", "completed"]
+    assert a["omen_counts"] == {
+        "SigilBegan": 2,
+        "SigilCompleted": 2,
+        "SuperstepBegan": 1,
+        "SuperstepCompleted": 1,
+    }
+
+
+def test_an_unfinished_tapped_superstep_leaves_the_culprit_running() -> None:
+    chronicle = Chronicle()
+    marks = [10_000, 12_000]
+    plans = (_Plan("a"), _Plan("b"), _Plan("c"))
+    chronicle.tap("i", 1, plans, marks, [("a", {})], False)
+    (step,) = _view(chronicle)["supersteps"]
+    assert [(e["sigil"], e["status"]) for e in step["sigils"]] == [
+        ("a", "completed"),
+        ("b", "running"),
+    ]
+    assert _view(chronicle)["omen_counts"] == {
+        "SigilBegan": 2,
+        "SigilCompleted": 1,
+        "SuperstepBegan": 1,
+    }
+    # the next superstep (an on_error jump) settles it as failed
+    chronicle.tap("i", 2, (_Plan("fallback"),), [20_000, 21_000], [("fallback", {})], True)
+    first, _second = _view(chronicle)["supersteps"]
+    assert first["sigils"][1]["status"] == "failed"
+
+
+def test_tapped_deltas_are_copied_and_odd_ones_made_json() -> None:
+    chronicle = Chronicle()
+    flat: dict[str, Any] = {"n": 1}
+    nested: dict[str, Any] = {"items": [1], "when": object}
+    chronicle.tap("i", 1, (_Plan("a"),), [0, 1], [("a", flat)], True)
+    chronicle.tap("i", 2, (_Plan("a"),), [2, 3], [("a", nested)], True)
+    flat["n"] = 2
+    nested["items"].append(2)
+    deltas = [d["delta"] for d in _view(chronicle)["deltas"]]
+    assert deltas == [{"n": 1}, {"items": [1], "when": str(object)}]

@@ -20,6 +20,7 @@ from sanctum.omens import (
     SuperstepBegan,
 )
 from sanctum.tracing import TraceRecorder
+from sanctum.tracing.render import load_trace
 from sanctum.wards import RedactWard, Ward
 from tests.tracing.scenes import INV, MANIFEST, T0, echoed, interrupted_run, sample_run
 
@@ -30,9 +31,9 @@ async def _feed(recorder: TraceRecorder, omens: list[Omen]) -> None:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    document = json.loads(path.read_text(encoding="utf-8"))
-    assert isinstance(document, dict)
-    return document
+    """The trace file as every reader sees it (expanded from the stored columns)."""
+    assert json.loads(path.read_text(encoding="utf-8"))["version"] == 2
+    return load_trace(path)
 
 
 async def test_writes_the_trace_when_the_rite_manifests(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ async def test_writes_the_trace_when_the_rite_manifests(tmp_path: Path) -> None:
     assert recorder.written == path
     trace = _read(path)
     assert trace["format"] == "sanctum-trace"
-    assert trace["version"] == 1
+    assert trace["version"] == 2
     assert trace["status"] == "completed"
     assert trace["invocation_id"] == INV
     assert trace["graph"] == MANIFEST
@@ -428,7 +429,7 @@ async def test_a_resumed_run_continues_the_trace_file_of_the_same_invocation(
     # another process, another recorder, the same file
     after = TraceRecorder(path)
     await build(after).ainvoke(invocation_id="inv", updates={"answer": 1})  # type: ignore[attr-defined]
-    document = json.loads(path.read_text())
+    document = _read(path)
     ran = [s["sigil"] for step in document["supersteps"] for s in step["sigils"]]
     assert ran[0] == "first"
     assert ran[-1] == "ask"
