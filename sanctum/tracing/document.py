@@ -9,7 +9,6 @@ Format (``"format": "sanctum-trace"``, ``"version": 2``) — one JSON object::
       "started_at": epoch s | null, "ended_at": epoch s | null, "duration": s | null,
       "graph": {"sigils": [...], "edges": {src: [dst]}, "conditional_edges": {...},
                 "joins": [...], "entry": [...]} | null,
-      "origin_ns": epoch ns | null,
       "timeline":    {"rows": n, "names": [...], "superstep": b64, "sigil": b64,
                       "began": b64, "ended": b64, "delta": [...], "status": {...},
                       "attempts": {...}},
@@ -33,7 +32,7 @@ Format (``"format": "sanctum-trace"``, ``"version": 2``) — one JSON object::
 
 The ``timeline`` holds one row per Sigil execution, in the order they began, stored
 column by column (:mod:`sanctum.tracing.timeline` describes the columns): the superstep,
-the Sigil, when it began and ended (integer nanoseconds after ``origin_ns``), the delta
+the Sigil, when it began and ended (integer epoch nanoseconds), the delta
 it returned (null unless it completed), its status and attempts. The rows are the whole
 timeline: a superstep is the run of consecutive rows with the same number (a repeated
 Sigil name starts a new one, as when a resumption re-runs it); it began when its first
@@ -49,7 +48,7 @@ left behind by a resumption) or ``running`` (still running when the trace was wr
 later completed the Invocation; ``status`` says how the Invocation ended.
 
 The expanded form (:func:`expand`, returned by ``TraceRecorder.build()`` and
-``load_trace``) replaces ``origin_ns`` and ``timeline`` with::
+``load_trace``) replaces ``timeline`` with::
 
       "supersteps": [{"superstep": n, "frontier": [names], "started_at", "ended_at",
                       "duration", "sigils": [{"sigil", "started_at", "ended_at",
@@ -72,7 +71,7 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.tracing.journal import Chronicle
-from sanctum.tracing.timeline import TimelineRow, decode_rows, encode_rows, shift_rows
+from sanctum.tracing.timeline import TimelineRow, decode_rows, encode_rows
 from sanctum.wards._jsonable import jsonable
 
 __all__ = [
@@ -144,7 +143,6 @@ def _body(chronicle: Chronicle, error: BaseException | None) -> dict[str, Any]:
         "started_at": started_at,
         "ended_at": ended_at,
         "duration": None if started_at is None or ended_at is None else ended_at - started_at,
-        "origin_ns": chronicle.origin_ns,
         "timeline": chronicle.timeline.encode(),
         "retries": list(chronicle.retries),
         "repairs": list(chronicle.repairs),
@@ -213,30 +211,24 @@ def expand(document: Mapping[str, Any]) -> dict[str, Any]:
         ]
     if "timeline" not in document:
         return expanded
-    origin = _nanoseconds(document.get("origin_ns")) or 0
-    supersteps, deltas = _unroll(decode_rows(document.get("timeline")), origin)
+    supersteps, deltas = _unroll(decode_rows(document.get("timeline")))
     expanded.pop("timeline", None)
-    expanded.pop("origin_ns", None)
     expanded["supersteps"] = supersteps
     expanded["deltas"] = deltas
     expanded["spell_calls"] = extract_spell_calls(deltas, _all_repairs(expanded))
     return expanded
 
 
-def _nanoseconds(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _unroll(rows: list[TimelineRow], origin: int) -> tuple[list[Entry], list[Entry]]:
+def _unroll(rows: list[TimelineRow]) -> tuple[list[Entry], list[Entry]]:
     supersteps: list[Entry] = []
     deltas: list[Entry] = []
     step: Entry | None = None
     names: set[str] = set()
     first: int = 0
-    last: int | None = None  # the current superstep's span, in nanoseconds after the origin
+    last: int | None = None  # the current superstep's span, in epoch nanoseconds
     for number, sigil, began, ended, delta, status, attempts in rows:
-        started_at = (origin + began) / _NS
-        ended_at = None if ended is None else (origin + ended) / _NS
+        started_at = began / _NS
+        ended_at = None if ended is None else ended / _NS
         if step is None or step["superstep"] != number or sigil in names:
             step = {
                 "superstep": number,
@@ -400,8 +392,7 @@ def continue_trace(previous: Mapping[str, Any], current: Mapping[str, Any]) -> d
 
     Used when a resumption (another process, another recorder) writes to the file that
     already holds the earlier part of the same Invocation: the timelines and every
-    recorded list are concatenated in order (the resumed run's rows shifted onto the
-    earlier ``origin_ns``), Omen counts added up, and the ending (``status``,
+    recorded list are concatenated in order, Omen counts added up, and the ending (``status``,
     ``failure``, ``final_aether``) is the resumed run's. ``interrupt`` keeps the latest
     pause on record; ``resumed_from`` stays the first run's.
 
@@ -413,15 +404,8 @@ def continue_trace(previous: Mapping[str, Any], current: Mapping[str, Any]) -> d
         A new trace document; neither input is modified.
     """
     merged: dict[str, Any] = dict(current)
-    before_origin = _nanoseconds(previous.get("origin_ns"))
-    after_origin = _nanoseconds(current.get("origin_ns"))
     earlier = decode_rows(previous.get("timeline"))
     later = decode_rows(current.get("timeline"))
-    if before_origin is not None and after_origin is not None:
-        later = list(shift_rows(later, after_origin - before_origin))
-        merged["origin_ns"] = before_origin
-    elif after_origin is None:
-        merged["origin_ns"] = before_origin
     merged["timeline"] = encode_rows([*earlier, *later])
     for key in _APPENDED:
         before = previous.get(key)

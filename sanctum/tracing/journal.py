@@ -4,7 +4,7 @@ A :class:`Chronicle` holds what one Invocation (or one run of a Circle inside it
 off, already converted to JSON data so that later mutations of a delta cannot rewrite
 history. The superstep timeline is kept in the form it is written in
 (:class:`~sanctum.tracing.timeline.Timeline`: one row per Sigil execution, times in
-integer nanoseconds after :attr:`Chronicle.origin_ns`). Rows come from the four
+integer epoch nanoseconds). Rows come from the four
 per-superstep Omens or, on the engine's tapped path, straight from
 :meth:`Chronicle.tap` — a whole superstep of synchronous Sigils per call, no Omen
 built. Work per Omen is small and constant apart from copying the Omen's payload;
@@ -50,11 +50,6 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Value types a delta may hold to be copied as it is (see ``_snapshot``)."""
 
 
-def _ns(timestamp: float) -> int:
-    """Epoch seconds (an Omen's ``timestamp``) as epoch nanoseconds."""
-    return int(timestamp * 1e9)
-
-
 class Chronicle:
     """Trace entries of one run, filled Omen by Omen (or superstep by superstep).
 
@@ -68,7 +63,6 @@ class Chronicle:
         self.outer_superstep = superstep
         self.invocation_id: str | None = None
         self.resumed_from: str | None = None
-        self.origin_ns: int | None = None
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self.last_at: float | None = None
@@ -108,8 +102,6 @@ class Chronicle:
         stamp = omen.timestamp
         if self.last_at is None or stamp > self.last_at:
             self.last_at = stamp
-        if self.origin_ns is None:
-            self.origin_ns = _ns(stamp)
         handler = _HANDLERS.get(kind)
         if handler is None:
             for kind, candidate in _HANDLERS.items():
@@ -134,15 +126,14 @@ class Chronicle:
 
         Equivalent to folding in its SuperstepBegan, SigilBegan, SigilCompleted and
         SuperstepCompleted Omens; the arguments are described by
-        :data:`sanctum.ritual.emitter.SuperstepTap`. The rows it adds are tuples: they
-        are complete, and nothing changes them later.
+        :data:`sanctum.ritual.emitter.SuperstepTap`. The rows it adds are complete:
+        nothing changes them later.
         """
-        origin = self.origin_ns
-        if origin is None or self._open or self.invocation_id is None:
-            origin = self._before_tap(invocation_id, superstep, marks[0])
+        if self._open or self.invocation_id is None:
+            self._before_tap(invocation_id, superstep, marks[0])
         self._tap_steps += 1
         add_superstep, add_sigil, add_began, add_ended, add_delta, codes = self._columns
-        began = marks[0] - origin
+        began = marks[0]
         index = 0
         for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
             if type(delta) is dict:
@@ -158,7 +149,7 @@ class Chronicle:
             if code is None:
                 code = self.timeline.code(name)
             index += 1
-            ended = marks[index] - origin
+            ended = marks[index]
             add_superstep(superstep)
             add_sigil(code)
             add_began(began)
@@ -171,15 +162,12 @@ class Chronicle:
                 self.omen_counts["SigilBegan"] += 1
                 self._new_row(superstep, str(frontier[index].name), began)
 
-    def _before_tap(self, invocation_id: str, superstep: int, began: int) -> int:
-        """The rare work before a tapped superstep; returns the origin."""
-        if self.origin_ns is None:
-            self.origin_ns = began
+    def _before_tap(self, invocation_id: str, superstep: int, began: int) -> None:
+        """The rare work before a tapped superstep."""
         if self.invocation_id is None:
             self._note_invocation(invocation_id, began / 1e9)
         if self._open:
             self._settle_earlier(superstep)
-        return self.origin_ns
 
     def _child(self, echo: CircleEchoed) -> Chronicle:
         place = (echo.circle, echo.sigil, echo.superstep)
@@ -215,10 +203,10 @@ class Chronicle:
     def latest_at(self) -> float | None:
         """Epoch seconds of the latest thing recorded, or None."""
         last = self.last_at
-        if len(self.timeline) and self.origin_ns is not None:
+        if len(self.timeline):
             ended = self.timeline.ended(len(self.timeline) - 1)
             if ended is not None:
-                tapped = (self.origin_ns + ended) / 1e9
+                tapped = ended / 1e9
                 last = tapped if last is None or tapped > last else last
         return last
 
@@ -227,7 +215,6 @@ class Chronicle:
         if self.manifested and self.circle is None:
             self.reset()
             self.omen_counts["RiteBegan"] += 1
-            self.origin_ns = _ns(omen.timestamp)
         else:
             self._settle_running("aborted")  # a resumption: the last attempt is over
         self.invocation_id = omen.invocation_id
@@ -421,11 +408,8 @@ class Chronicle:
 
     # ------------------------------------------------------------------ helpers
     def _at(self, timestamp: float) -> int:
-        """An Omen's epoch-seconds timestamp as nanoseconds after the origin."""
-        origin = self.origin_ns
-        if origin is None:
-            origin = self.origin_ns = _ns(timestamp)
-        return _ns(timestamp) - origin
+        """An Omen's epoch-seconds timestamp as epoch nanoseconds."""
+        return int(timestamp * 1e9)
 
     def _note_invocation(self, invocation_id: str, stamp: float) -> None:
         if invocation_id and self.invocation_id is None:

@@ -1,9 +1,9 @@
 """The superstep timeline of a trace: one row per Sigil execution, kept in columns.
 
 A row is ``(superstep, sigil, began, ended, delta, status, attempts)``: ``began`` and
-``ended`` are integer nanoseconds after the trace's ``origin_ns`` (``ended`` is None
-while the Sigil runs), ``delta`` what the Sigil returned (None unless it completed),
-``status`` one of the trace's Sigil statuses and ``attempts`` a count.
+``ended`` are integer epoch nanoseconds (``ended`` is None while the Sigil runs),
+``delta`` what the Sigil returned (None unless it completed), ``status`` one of the
+trace's Sigil statuses and ``attempts`` a count.
 
 Rows are stored column by column, because a TraceRecorder adds a row for every Sigil
 of every superstep and writes them all when the Rite manifests: appending to a few
@@ -28,10 +28,10 @@ import base64
 import binascii
 import sys
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["NOT_ENDED", "Timeline", "TimelineRow", "decode_rows", "encode_rows", "shift_rows"]
+__all__ = ["NOT_ENDED", "Timeline", "TimelineRow", "decode_rows", "encode_rows"]
 
 NOT_ENDED = -(2**63)
 """The ``ended`` value written for a Sigil that had not ended."""
@@ -258,20 +258,6 @@ def _sparse(value: Any, kind: type) -> dict[int, Any]:
                     continue
                 found[int(key)] = item
     return found
-
-
-def shift_rows(rows: list[TimelineRow], shift: int) -> Iterator[TimelineRow]:
-    """The rows with ``began``/``ended`` moved by ``shift`` nanoseconds (a new origin)."""
-    for superstep, sigil, began, ended, delta, status, attempts in rows:
-        yield (
-            superstep,
-            sigil,
-            began + shift,
-            None if ended is None else ended + shift,
-            delta,
-            status,
-            attempts,
-        )
 
 
 def encode_rows(rows: list[TimelineRow]) -> dict[str, Any]:

@@ -25,9 +25,17 @@ def _freeze(value: Any) -> Any:
     if isinstance(value, dict):
         frozen = {}
         for key, item in value.items():
-            if key == "timeline":  # every Sigil ran 12.5 ms from the origin
+            if key == "timeline":  # every Sigil ran 12.5 ms, from 1.0 s after the epoch
                 rows = [
-                    (n, sigil, 0, None if end is None else 12_500_000, delta, status, tries)
+                    (
+                        n,
+                        sigil,
+                        10**9,
+                        None if end is None else 10**9 + 12_500_000,
+                        delta,
+                        status,
+                        tries,
+                    )
                     for n, sigil, _began, end, delta, status, tries in decode_rows(item)
                 ]
                 frozen[key] = encode_rows(rows)

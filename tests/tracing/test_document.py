@@ -84,26 +84,25 @@ def test_status_reflects_manifest_interrupt_and_failure() -> None:
     assert failed["graph"] == {"sigils": []}
 
 
-def _timeline_doc(origin: int, rows: list[Any], **extra: Any) -> dict[str, Any]:
+def _timeline_doc(rows: list[Any], **extra: Any) -> dict[str, Any]:
     return {
         "format": TRACE_FORMAT,
         "version": TRACE_VERSION,
-        "origin_ns": origin,
         "timeline": encode_rows(rows),
         **extra,
     }
 
 
 def test_expand_groups_rows_into_supersteps() -> None:
+    e = 10**18  # epoch nanoseconds
     rows = [
-        (1, "a", 0, 1_000_000, {"x": 1}, "completed", 1),
-        (2, "b", 2_000_000, 3_000_000, {"y": [1]}, "completed", 2),
-        (2, "c", 2_000_000, 5_000_000, None, "rejected", 1),
-        (2, "b", 6_000_000, None, None, "running", 1),  # b again: a re-run superstep 2
+        (1, "a", e, e + 1_000_000, {"x": 1}, "completed", 1),
+        (2, "b", e + 2_000_000, e + 3_000_000, {"y": [1]}, "completed", 2),
+        (2, "c", e + 2_000_000, e + 5_000_000, None, "rejected", 1),
+        (2, "b", e + 6_000_000, None, None, "running", 1),  # b again: a re-run superstep 2
     ]
-    view = expand(_timeline_doc(10**18, rows, circles=[]))
+    view = expand(_timeline_doc(rows, circles=[]))
     assert "timeline" not in view
-    assert "origin_ns" not in view
     steps = view["supersteps"]
     assert [(s["superstep"], s["frontier"]) for s in steps] == [
         (1, ["a"]),
@@ -137,18 +136,16 @@ def test_expand_leaves_a_version_1_document_as_it_is() -> None:
     assert expand(old) is not old
 
 
-def test_a_resumed_trace_is_joined_on_the_first_origin() -> None:
+def test_a_resumed_trace_is_joined_onto_the_earlier_one() -> None:
     first = _timeline_doc(
-        1_000,
-        [(1, "ask", 0, None, None, "interrupted", 1)],
+        [(1, "ask", 1_000, None, None, "interrupted", 1)],
         started_at=1e-6,
         omen_counts={"RiteBegan": 1},
         seals=[{"seal_id": "s1"}],
         resumed_from=None,
     )
     second = _timeline_doc(
-        5_000,
-        [(1, "ask", 10, 20, {"done": True}, "completed", 1)],
+        [(1, "ask", 5_010, 5_020, {"done": True}, "completed", 1)],
         started_at=5e-6,
         ended_at=5.02e-6,
         omen_counts={"RiteBegan": 1, "SigilBegan": 1},
@@ -157,10 +154,9 @@ def test_a_resumed_trace_is_joined_on_the_first_origin() -> None:
         status="completed",
     )
     joined = continue_trace(first, second)
-    assert joined["origin_ns"] == 1_000
     assert decode_rows(joined["timeline"]) == [
-        (1, "ask", 0, None, None, "interrupted", 1),
-        (1, "ask", 4_010, 4_020, {"done": True}, "completed", 1),
+        (1, "ask", 1_000, None, None, "interrupted", 1),
+        (1, "ask", 5_010, 5_020, {"done": True}, "completed", 1),
     ]
     assert joined["omen_counts"] == {"RiteBegan": 2, "SigilBegan": 1}
     assert [s["seal_id"] for s in joined["seals"]] == ["s1", "s2"]

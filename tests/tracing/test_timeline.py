@@ -14,7 +14,6 @@ from sanctum.tracing.timeline import (
     TimelineRow,
     decode_rows,
     encode_rows,
-    shift_rows,
 )
 
 ROWS: list[TimelineRow] = [
@@ -63,13 +62,6 @@ def test_the_last_step_is_the_trailing_run_of_one_superstep() -> None:
     for superstep in (1, 2, 2, 2):
         timeline.add(superstep, "s", 0, 1, {})
     assert list(timeline.last_step()) == [1, 2, 3]
-
-
-def test_shifting_moves_began_and_ended_only() -> None:
-    moved = list(shift_rows(ROWS[2:4], 100))
-    assert moved[0][2:4] == (1_700, 9_000_000_100)
-    assert moved[1][2:4] == (9_000_000_200, None)
-    assert moved[0][4] == {"score": 0.5}
 
 
 @pytest.mark.parametrize(
