@@ -137,12 +137,15 @@ class Chronicle:
         index = 0
         for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
             if type(delta) is dict:
-                for item in delta.values():
-                    if type(item) not in _SCALARS:
-                        delta = jsonable(delta)
-                        break
+                if delta:
+                    for item in delta.values():
+                        if type(item) not in _SCALARS:
+                            delta = jsonable(delta)
+                            break
+                    else:
+                        delta = delta.copy()
                 else:
-                    delta = delta.copy()
+                    delta = {}
             else:
                 delta = jsonable(delta)
             code = codes.get(name)

@@ -25,6 +25,7 @@ from sanctum.omens.events import Omen, RiteBegan, RiteManifested
 from sanctum.ritual.emitter import synchronous_twin
 from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION, assemble, continue_trace, expand
 from sanctum.tracing.journal import Chronicle
+from sanctum.tracing.timeline import PACKED_COLUMNS
 from sanctum.wards._jsonable import jsonable
 from sanctum.wards.base import Ward
 
@@ -151,7 +152,7 @@ class TraceRecorder(Ward):
         previous = self._earlier_part(target, document)
         if previous is not None:
             document = continue_trace(previous, document)
-        text = _encode(document)
+        pieces = _encode(document)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             # Written beside the target, then renamed over it: a reader never sees half
@@ -161,7 +162,7 @@ class TraceRecorder(Ward):
             temp = target.with_name(f".{target.name}.{writer}.tmp")
             try:
                 with open(temp, "w", encoding="utf-8") as handle:
-                    handle.write(text)
+                    handle.writelines(pieces)
                 os.replace(temp, target)
             except BaseException:
                 temp.unlink(missing_ok=True)
@@ -190,8 +191,15 @@ class TraceRecorder(Ward):
         """The compact (version 2) document, as written; shares the recorded rows."""
         document = assemble(self._chronicle, graph=self._graph, error=self._error)
         if self.redact is not None:
+            # The packed timeline columns are hexadecimal numbers, not text: a pattern could
+            # match inside one and corrupt it. They are set aside while redacting.
+            timeline = document["timeline"]
+            packed = {key: timeline.pop(key) for key in PACKED_COLUMNS}
             redacted = self.redact(document)
             document = redacted if isinstance(redacted, dict) else document
+            if not isinstance(document.get("timeline"), dict):
+                document["timeline"] = timeline
+            document["timeline"].update(packed)
         return document
 
     def _earlier_part(self, target: Path, document: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -224,17 +232,52 @@ class TraceRecorder(Ward):
         return self.path
 
 
-def _encode(document: dict[str, Any]) -> str:
-    """The document as compact JSON text.
+def _encode(document: dict[str, Any]) -> list[str]:
+    """The document as compact JSON text, in pieces to be written one after another.
 
-    Deltas of plain scalars are recorded as they are (see ``Chronicle``); a value JSON
-    cannot hold as it is (NaN, an over-long integer, a non-string key) makes the first
-    attempt fail, and the whole document is then converted with ``jsonable``.
+    The timeline's packed columns (hexadecimal text, which never needs escaping) are
+    placed between the pieces as they are: passing them through the JSON string
+    encoder, or joining everything into one string first, would cost more than the
+    rest of the work together. Deltas of plain scalars are recorded as they are (see
+    ``Chronicle``); a value JSON cannot hold as it is (NaN, an over-long integer, a
+    non-string key) makes the first attempt fail, and the whole document is then
+    converted with ``jsonable``.
+
+    Returns:
+        Strings whose concatenation is the JSON text.
     """
     try:
-        # compact separators keep json's C encoder (indent would force the slow one)
-        # the document is a tree by construction (copies and jsonable output): no need
-        # to check every container for a cycle
-        return json.dumps(document, separators=(",", ":"), allow_nan=False, check_circular=False)
+        timeline = document.get("timeline")
+        if not isinstance(timeline, dict) or not all(
+            _plain(timeline.get(key)) for key in PACKED_COLUMNS
+        ):
+            return [_dumps(document)]
+        rest = {key: value for key, value in timeline.items() if key not in PACKED_COLUMNS}
+        head = {key: value for key, value in document.items() if key != "timeline"}
+        pieces = [_dumps(head)[:-1], "," if head else "", '"timeline":{']
+        for key in PACKED_COLUMNS:
+            pieces += [f'"{key}":"', timeline[key], '",']
+        rest_text = _dumps(rest)  # "{...}": its opening brace is already written
+        pieces += [rest_text[1:] if rest else "}", "}"]
+        if not rest:
+            pieces[-3] = pieces[-3].removesuffix(",")
+        return pieces
     except (TypeError, ValueError, RecursionError):
-        return json.dumps(jsonable(document), separators=(",", ":"), allow_nan=False, default=str)
+        return [json.dumps(jsonable(document), separators=(",", ":"), allow_nan=False, default=str)]
+
+
+def _dumps(value: Any) -> str:
+    # compact separators keep json's C encoder (indent would force the slow one); the
+    # document is a tree by construction (copies and jsonable output), so no container
+    # needs checking for a cycle
+    return json.dumps(value, separators=(",", ":"), allow_nan=False, check_circular=False)
+
+
+def _plain(value: Any) -> bool:
+    """True for text that can stand between JSON quotes as it is.
+
+    The packed columns only ever hold hexadecimal text written by the timeline; this is a
+    guard against a ``redact`` function or a hand-edited earlier part changing them,
+    cheap enough to run on every write (ASCII, no quote, no backslash).
+    """
+    return isinstance(value, str) and value.isascii() and '"' not in value and "\\" not in value

@@ -276,6 +276,46 @@ async def test_redact_applies_to_the_whole_document(tmp_path: Path) -> None:
     assert "[REDACTED]" in text
 
 
+async def test_redact_never_touches_the_packed_timeline_columns(tmp_path: Path) -> None:
+    # small int64 values in hexadecimal are full of "0000": the numbers must survive a
+    # pattern that would match inside them
+    recorder = TraceRecorder(tmp_path / "t.json", redact=RedactWard([r"0000"]).redact)
+    await _feed(recorder, sample_run())
+    assert recorder.written is not None
+    trace = _read(recorder.written)
+    sigils = [e["sigil"] for step in trace["supersteps"] for e in step["sigils"]]
+    assert sigils  # the rows decoded: the columns kept their length
+    assert all(
+        e["started_at"] and e["started_at"] > T0 - 1
+        for s in trace["supersteps"]
+        for e in s["sigils"]
+    )
+    assert "0000" in recorder.written.read_text(encoding="utf-8")
+
+
+def test_the_written_text_is_the_document_as_json(tmp_path: Path) -> None:
+    from sanctum.tracing.recorder import _encode
+
+    recorder = TraceRecorder(tmp_path / "t.json")
+    for omen in sample_run():
+        recorder.record(omen)
+    document = recorder._document()
+
+    def text() -> Any:
+        return json.loads("".join(_encode(document)))
+
+    assert text() == json.loads(json.dumps(document))
+    only_columns = {
+        key: document["timeline"][key] for key in ("superstep", "sigil", "began", "ended")
+    }
+    document["timeline"] = dict(only_columns)
+    assert text() == json.loads(json.dumps(document))
+    document["timeline"]["began"] = 'not "plain" \\ text'
+    assert text() == json.loads(json.dumps(document))
+    document["timeline"] = {**only_columns, "delta": [{"nan": float("nan")}]}
+    assert text()["timeline"]["delta"][-1] == {"nan": "nan"}
+
+
 async def test_a_folder_path_gets_one_file_per_invocation(tmp_path: Path) -> None:
     recorder = TraceRecorder(tmp_path)
     await _feed(recorder, sample_run())
