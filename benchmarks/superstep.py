@@ -6,6 +6,8 @@ Shapes (both engines, one process, best of several warm runs):
   back to the first or to END); N supersteps.
 * ``fanout`` — spread -> 8 workers -> gate (a join="all" barrier), 200 rounds by
   default; 3 supersteps per round.
+* the ``cycle`` again with a TraceRecorder attached, against the bare cycle (sanctum
+  only; measured by ``benchmarks/tracing.py``: target <= 2x per superstep).
 
 Usage::
 
@@ -227,8 +229,11 @@ def main(argv: list[str] | None = None) -> None:
         "1000": measure(1000, 200, args.repeats, args.lg_repeats),
         "10000": measure(10_000, 2000, max(3, args.repeats // 2), 1),
     }
+    from tracing import measure as measure_tracing  # same folder; imports this module
+
+    traced = measure_tracing(1000, 10_000, rounds=max(3, args.repeats), repeats=3)
     if args.json:
-        print(json.dumps({"unit": "us/superstep", "results": results}))
+        print(json.dumps({"unit": "us/superstep", "results": results, "traced_cycle": traced}))
         return
     print(f"{'size':>6} {'shape':>7} {'steps':>6} {'sanctum':>9} {'langgraph':>10} {'ratio':>7}")
     for size, shapes in results.items():
@@ -237,6 +242,12 @@ def main(argv: list[str] | None = None) -> None:
                 f"{size:>6} {shape:>7} {row['supersteps']:>6} {row['sanctum_us']:>8.2f}µ "
                 f"{row['langgraph_us']:>9.1f}µ {row['ratio']:>6.1f}x"
             )
+    print(
+        f"cycle with a TraceRecorder (marginal, 1000..10000 supersteps): "
+        f"{traced['traced_us_per_superstep']:.2f}µ vs {traced['bare_us_per_superstep']:.2f}µ bare "
+        f"= {traced['ratio']:.2f}x (target <= {traced['target_ratio']}x; "
+        "details: benchmarks/tracing.py)"
+    )
 
 
 if __name__ == "__main__":

@@ -57,9 +57,10 @@ Called once per superstep run on the tapped path, in place of that superstep's
 SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens (before its
 Seal, if any). ``frontier`` holds the superstep's Sigil plans (``.name``) in bind
 order; ``deltas`` the ``(sigil, delta)`` pairs of the Sigils that completed, in that
-order (the tap must copy what it keeps); ``marks`` ``time.time_ns()`` readings: when
-the superstep began, then when each completed Sigil ended (one more than ``deltas``;
-Sigil ``i`` ran from ``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when
+order (the tap must copy what it keeps); ``marks`` ``time.perf_counter_ns()``
+readings (a monotonic clock: add ``time.time_ns() - time.perf_counter_ns()`` for epoch
+nanoseconds): when the superstep began, then when each completed Sigil ended (one more
+than ``deltas``; Sigil ``i`` ran from ``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when
 the superstep stopped early (a failure, an interrupt, a bad delta): Sigil
 ``frontier[len(deltas)]`` began at ``marks[-1]`` and did not complete, and the ones
 after it never began. What the tap raises fails the Invocation.

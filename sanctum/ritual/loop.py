@@ -378,7 +378,8 @@ async def perform_invocation(
     immediate = emitter is not None and emitter.immediate
     taps = emitter.taps if emitter is not None and hookless else None
     only_tap = taps[0] if taps is not None and len(taps) == 1 else None
-    time_ns = time.time_ns
+    all_quiet = graph.all_quiet
+    clock_ns = time.perf_counter_ns
     sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
     limit = setup.recursion_limit
     reducers = setup.reducers
@@ -387,7 +388,7 @@ async def perform_invocation(
     superstep = state.superstep
     joins = state.joins
     last: str | None = None
-    clock = time.monotonic
+    clock = time.perf_counter
     yielded = clock()
     try:
         if emitter is not None:
@@ -427,14 +428,17 @@ async def perform_invocation(
                         # A superstep tap stands in for the four Omens when nothing can
                         # happen between a Sigil's start and its end (sync, no retry,
                         # no writer).
-                        for plan in frontier:
-                            if not plan.quiet:
-                                break
-                        else:
+                        if all_quiet:
                             tapped = True
+                        else:
+                            for plan in frontier:
+                                if not plan.quiet:
+                                    break
+                            else:
+                                tapped = True
                     if tapped:
                         deltas = []
-                        marks = [time_ns()]
+                        marks = [clock_ns()]
                         try:
                             try:
                                 run_timed(frontier, aether, deltas, marks)
@@ -528,7 +532,8 @@ async def perform_invocation(
             # Hand control back between supersteps — always when a stream consumer
             # waits, else once YIELD_INTERVAL passed — so wait_for, aclose() and Ctrl-C
             # can cancel the run here, right after its latest Seal.
-            now = clock()
+            # (a tapped superstep already read the clock when its last Sigil ended)
+            now = marks[-1] * 1e-9 if tapped and sealer is None else clock()
             if sink is not None or now - yielded > YIELD_INTERVAL:
                 yielded = now
                 await asyncio.sleep(0)

@@ -148,14 +148,14 @@ def run_timed(
         frontier: The superstep's Sigils (all synchronous, no retries, no writer).
         aether: The Aether at the start of the superstep (each Sigil gets a copy).
         out: Receives ``(sigil, delta)`` per completed Sigil, in bind order.
-        marks: Receives ``time.time_ns()`` after each completed Sigil (the caller puts
-            the superstep's start first), so ``len(marks) == len(out) + 1``.
+        marks: Receives ``time.perf_counter_ns()`` after each completed Sigil (the
+            caller puts the superstep's start first), so ``len(marks) == len(out) + 1``.
 
     Raises:
         SigilFailure | Interrupt | DeltaTypeError | PendingAwait: As :func:`run_inline`;
             ``out`` and ``marks`` then hold the Sigils completed before it.
     """
-    clock = time.time_ns
+    clock = time.perf_counter_ns
     for plan in frontier:
         try:
             result = plan.fn(dict(aether))
@@ -194,7 +194,7 @@ async def finish_timed(
         except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
             raise SigilFailure(plan, exc, 1) from exc
         out.append((plan.name, check_delta(plan.name, result)))
-        marks.append(time.time_ns())
+        marks.append(time.perf_counter_ns())
         try:
             run_timed(frontier[pending.index + 1 :], aether, out, marks)
             return

@@ -19,6 +19,7 @@ nested execution is traced in full.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -84,6 +85,9 @@ class Chronicle:
         self._open: list[int] = []  # rows created running (they may still be)
         self._columns = self.timeline.appenders()
         self._tap_steps = 0
+        self._epoch = time.time_ns() - time.perf_counter_ns()
+        """Add to a ``perf_counter_ns()`` reading for epoch nanoseconds (taken once: a
+        run's rows share one clock, so wall-clock adjustments cannot reorder them)."""
         self._opened = 0  # rows added by Omens (SigilBegan or a stray completion)
 
     # ------------------------------------------------------------------ recording
@@ -131,9 +135,10 @@ class Chronicle:
         """
         if self._open or self.invocation_id is None:
             self._before_tap(invocation_id, superstep, marks[0])
+        epoch = self._epoch  # marks are perf_counter_ns(): this makes them epoch ns
         self._tap_steps += 1
         add_superstep, add_sigil, add_began, add_ended, add_delta, codes = self._columns
-        began = marks[0]
+        began = marks[0] + epoch
         index = 0
         for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
             if type(delta) is dict:
@@ -152,7 +157,7 @@ class Chronicle:
             if code is None:
                 code = self.timeline.code(name)
             index += 1
-            ended = marks[index]
+            ended = marks[index] + epoch
             add_superstep(superstep)
             add_sigil(code)
             add_began(began)
@@ -168,7 +173,7 @@ class Chronicle:
     def _before_tap(self, invocation_id: str, superstep: int, began: int) -> None:
         """The rare work before a tapped superstep."""
         if self.invocation_id is None:
-            self._note_invocation(invocation_id, began / 1e9)
+            self._note_invocation(invocation_id, (began + self._epoch) / 1e9)
         if self._open:
             self._settle_earlier(superstep)
 
