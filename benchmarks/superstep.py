@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     }
     from tracing import measure as measure_tracing  # same folder; imports this module
 
-    traced = measure_tracing(1000, 10_000, rounds=max(3, args.repeats), repeats=3)
+    traced = measure_tracing(1000, 10_000, rounds=25, repeats=1)
     if args.json:
         print(json.dumps({"unit": "us/superstep", "results": results, "traced_cycle": traced}))
         return

@@ -20,8 +20,8 @@ by ``sanctum trace render``).
 
 Usage::
 
-    .venv/bin/python benchmarks/tracing.py [--small 1000] [--large 10000] [--rounds 7]
-        [--repeats 3] [--json]
+    .venv/bin/python benchmarks/tracing.py [--small 1000] [--large 10000] [--rounds 25]
+        [--repeats 1] [--json]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from superstep import best_of, build_sanctum_cycle, sanctum_cycle_input
+from superstep import build_sanctum_cycle, sanctum_cycle_input
 
 from sanctum import Rite
 from sanctum.omens import Omen
@@ -71,7 +71,9 @@ def marginal(
         small: The smaller number of supersteps.
         large: The larger number of supersteps.
         rounds: Interleaved rounds over every configuration and size.
-        repeats: Timed runs per configuration, size and round (after one warm-up).
+        repeats: Timed runs per configuration, size and round (after one warm-up); a
+            recorder's trace file is removed before each run, untimed (replacing a
+            large file costs the file system time unrelated to the run).
 
     Returns:
         Name -> ``{"per_superstep_s", "one_time_s", "small_s", "large_s"}``.
@@ -82,11 +84,14 @@ def marginal(
     try:
         for _ in range(rounds):
             for key, rite in rites.items():
-
-                def run(rite: Rite = rite) -> None:
+                for _ in range(repeats + 1):  # the first is a warm-up
+                    for ward in rite.wards:  # each run writes a new trace file, as
+                        if isinstance(ward, TraceRecorder):  # `sanctum run --trace` does
+                            ward.path.unlink(missing_ok=True)
+                    gc.collect()
+                    started = time.perf_counter()
                     loop.run_until_complete(rite.ainvoke(sanctum_cycle_input()))
-
-                seconds = best_of(run, repeats)
+                    seconds = time.perf_counter() - started
                 best[key] = min(best.get(key, seconds), seconds)
     finally:
         loop.close()
@@ -155,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=1000)
     parser.add_argument("--large", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=25)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     result = measure(args.small, args.large, args.rounds, args.repeats)

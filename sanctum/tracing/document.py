@@ -262,7 +262,14 @@ def _unroll(rows: list[TimelineRow]) -> tuple[list[Entry], list[Entry]]:
             step["duration"] = max(ended - first, 0) / _NS
         if status == "completed":
             deltas.append(
-                {"superstep": number, "sigil": sigil, "timestamp": ended_at, "delta": delta}
+                {
+                    "superstep": number,
+                    "sigil": sigil,
+                    "timestamp": ended_at,
+                    # a copy: the recorder may share one object between rows (the
+                    # empty delta), and a reader may change what it is given
+                    "delta": dict(delta) if isinstance(delta, dict) else delta,
+                }
             )
     return supersteps, deltas
 

@@ -50,6 +50,9 @@ Entry = dict[str, Any]
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 """Value types a delta may hold to be copied as it is (see ``_snapshot``)."""
 
+_EMPTY: dict[str, Any] = {}
+"""The one recorded empty delta (readers get copies: see ``document.expand``)."""
+
 
 class Chronicle:
     """Trace entries of one run, filled Omen by Omen (or superstep by superstep).
@@ -150,11 +153,12 @@ class Chronicle:
                     else:
                         delta = delta.copy()
                 else:
-                    delta = {}
+                    delta = _EMPTY  # shared: nothing ever changes a recorded delta
             else:
                 delta = jsonable(delta)
-            code = codes.get(name)
-            if code is None:
+            try:
+                code = codes[name]
+            except KeyError:
                 code = self.timeline.code(name)
             index += 1
             ended = marks[index] + epoch
