@@ -246,6 +246,8 @@ def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
     """Write the trace of an invocation that paused, failed or was stopped."""
     import warnings
 
+    if isinstance(ending, (asyncio.CancelledError, KeyboardInterrupt)):
+        ending = None  # stopped, not failed: the trace says "incomplete"
     try:
         recorder.flush(ending)
     except (OSError, TypeError, ValueError) as exc:

@@ -89,5 +89,15 @@ watch_command.register(app)
 
 
 def main() -> None:
-    """Entry point of the ``sanctum`` console script and ``python -m sanctum``."""
+    """Entry point of the ``sanctum`` console script and ``python -m sanctum``.
+
+    Text a run produced may hold what the terminal's encoding cannot (a lone surrogate
+    from a decoding mishap): it is printed escaped (``\\ud800``) rather than failing.
+    """
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            reconfigure(errors="backslashreplace")
     app(prog_name="sanctum")

@@ -14,12 +14,13 @@ emitter is :attr:`Emitter.immediate`: the scheduler hands Omens over with the pl
 :meth:`Emitter.deliver`, and writer Omens are delivered on the spot instead of queued.
 
 A twin may also name a *superstep tap* (:data:`SuperstepTap`): a method that takes a
-whole superstep of synchronous Sigils at once, as raw clock marks and deltas. When
+whole superstep of one synchronous Sigil at once, as raw clock marks and deltas. When
 every observer has one (and no stream listens), the scheduler runs such supersteps
 without building their four Omens (SuperstepBegan, SigilBegan, SigilCompleted,
-SuperstepCompleted) and calls the taps instead (:attr:`Emitter.taps`); every other
-Omen is still delivered as usual. This is how a TraceRecorder records a run for about
-the cost of the run itself.
+SuperstepCompleted) and calls the taps instead (:attr:`Emitter.taps`) — for a
+superstep of one Sigil, so that a copy taken by the tap is as early as the one a
+SigilCompleted observer takes; every other Omen is still delivered as usual. This is
+how a TraceRecorder records a run for about the cost of the run itself.
 """
 
 from __future__ import annotations
@@ -53,17 +54,20 @@ SuperstepTap = Callable[
 ]
 """``tap(invocation_id, superstep, frontier, marks, deltas, finished)``.
 
-Called once per superstep run on the tapped path, in place of that superstep's
-SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens (before its
-Seal, if any). ``frontier`` holds the superstep's Sigil plans (``.name``) in bind
-order; ``deltas`` the ``(sigil, delta)`` pairs of the Sigils that completed, in that
-order (the tap must copy what it keeps); ``marks`` ``time.perf_counter_ns()``
-readings (a monotonic clock: add ``time.time_ns() - time.perf_counter_ns()`` for epoch
-nanoseconds): when the superstep began, then when each completed Sigil ended (one more
-than ``deltas``; Sigil ``i`` ran from ``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when
-the superstep stopped early (a failure, an interrupt, a bad delta): Sigil
-``frontier[len(deltas)]`` began at ``marks[-1]`` and did not complete, and the ones
-after it never began. What the tap raises fails the Invocation.
+Called once per superstep run on the tapped path — a frontier of one Sigil that is
+synchronous, without retries and without a writer — in place of that superstep's
+SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens, after its
+deltas were merged and before its Seal, if any. ``frontier`` holds the superstep's
+Sigil plans (``.name``) in bind order; ``deltas`` the ``(sigil, delta)`` pairs of the
+Sigils that completed, in that order (the tap must copy what it keeps); ``marks``
+``time.perf_counter_ns()`` readings (a monotonic clock: add ``time.time_ns() -
+time.perf_counter_ns()`` for epoch nanoseconds): when the superstep began, then when
+each completed Sigil ended (one more than ``deltas``; Sigil ``i`` ran from
+``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when the superstep did not
+complete: a Sigil failed, paused or returned a bad delta — then, if ``deltas`` is
+shorter than ``frontier``, Sigil ``frontier[len(deltas)]`` began at ``marks[-1]`` and
+did not complete — or the merge refused a delta. What the tap raises fails the
+Invocation.
 """
 
 SYNC_TWIN_ATTRIBUTE = "__sanctum_synchronous_twin__"

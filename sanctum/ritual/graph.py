@@ -152,7 +152,6 @@ class Graph:
 
     __slots__ = (
         "_manifest",
-        "all_quiet",
         "async_routers",
         "by_name",
         "entry",
@@ -205,8 +204,6 @@ class Graph:
         self.joins: dict[str, frozenset[str]] = {p.name: p.preds for p in plans if p.join_all}
         self.schema = schema
         self.async_routers = any(p.router_async for p in plans)
-        self.all_quiet = all(p.quiet for p in plans)
-        """Every Sigil is ``quiet`` (so is every frontier, without checking each)."""
         self._manifest: dict[str, Any] = {
             "sigils": [p.name for p in plans],
             "edges": {source: list(targets) for source, targets in edges.items()},

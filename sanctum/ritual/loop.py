@@ -378,7 +378,6 @@ async def perform_invocation(
     immediate = emitter is not None and emitter.immediate
     taps = emitter.taps if emitter is not None and hookless else None
     only_tap = taps[0] if taps is not None and len(taps) == 1 else None
-    all_quiet = graph.all_quiet
     clock_ns = time.perf_counter_ns
     sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
     limit = setup.recursion_limit
@@ -424,19 +423,11 @@ async def perform_invocation(
                         except PendingAwait as pending:
                             deltas = await finish_inline(ctx, frontier, aether, pending)
                 else:
-                    if taps is not None:
-                        # A superstep tap stands in for the four Omens when nothing can
-                        # happen between a Sigil's start and its end (sync, no retry,
-                        # no writer).
-                        if all_quiet:
-                            tapped = True
-                        else:
-                            for plan in frontier:
-                                if not plan.quiet:
-                                    break
-                            else:
-                                tapped = True
-                    if tapped:
+                    # A superstep tap stands in for the four Omens of a superstep of
+                    # one quiet Sigil (sync, no retry, no writer): nothing can happen
+                    # between its start and its end that an observer would see.
+                    if taps is not None and len(frontier) == 1 and frontier[0].quiet:
+                        tapped = True
                         deltas = []
                         marks = [clock_ns()]
                         try:
@@ -445,14 +436,9 @@ async def perform_invocation(
                             except PendingAwait as pending:
                                 await finish_timed(frontier, aether, deltas, marks, pending)
                         except BaseException:
-                            for tap in taps:  # type: ignore[union-attr]
+                            for tap in taps:
                                 tap(inv, superstep, frontier, marks, deltas, False)
                             raise
-                        if only_tap is not None:
-                            only_tap(inv, superstep, frontier, marks, deltas, True)
-                        else:
-                            for tap in taps:  # type: ignore[union-attr]
-                                tap(inv, superstep, frontier, marks, deltas, True)
                     else:
                         if emitter is not None:
                             began = new_superstep_began(inv, superstep, frontier_names(frontier))
@@ -503,7 +489,22 @@ async def perform_invocation(
                     )
                     pause.seal_id = seal.seal_id
                 raise
-            aether = merge_deltas(aether, deltas, schema)
+            if tapped:
+                # told after the merge, as SuperstepCompleted would be: a delta the
+                # schema refuses leaves the superstep unfinished
+                try:
+                    aether = merge_deltas(aether, deltas, schema)
+                except BaseException:
+                    for tap in taps:  # type: ignore[union-attr]
+                        tap(inv, superstep, frontier, marks, deltas, False)
+                    raise
+                if only_tap is not None:
+                    only_tap(inv, superstep, frontier, marks, deltas, True)
+                else:
+                    for tap in taps:  # type: ignore[union-attr]
+                        tap(inv, superstep, frontier, marks, deltas, True)
+            else:
+                aether = merge_deltas(aether, deltas, schema)
             if written is not None:
                 _fold_written(written, deltas, reducers)
             last = frontier[-1].name

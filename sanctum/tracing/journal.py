@@ -6,7 +6,7 @@ history. The superstep timeline is kept in the form it is written in
 (:class:`~sanctum.tracing.timeline.Timeline`: one row per Sigil execution, times in
 integer epoch nanoseconds). Rows come from the four
 per-superstep Omens or, on the engine's tapped path, straight from
-:meth:`Chronicle.tap` — a whole superstep of synchronous Sigils per call, no Omen
+:meth:`Chronicle.tap` — a whole superstep of one synchronous Sigil per call, no Omen
 built. Work per Omen is small and constant apart from copying the Omen's payload;
 everything derived (supersteps, spell calls, status) is computed once, when the trace
 is built or read.
@@ -129,7 +129,7 @@ class Chronicle:
         deltas: list[tuple[str, Mapping[str, Any]]],
         finished: bool,
     ) -> None:
-        """Record one superstep of synchronous Sigils (the engine's superstep tap).
+        """Record one superstep of a synchronous Sigil (the engine's superstep tap).
 
         Equivalent to folding in its SuperstepBegan, SigilBegan, SigilCompleted and
         SuperstepCompleted Omens; the arguments are described by
@@ -146,8 +146,8 @@ class Chronicle:
         for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
             if type(delta) is dict:
                 if delta:
-                    for item in delta.values():
-                        if type(item) not in _SCALARS:
+                    for key, item in delta.items():
+                        if type(item) not in _SCALARS or type(key) is not str:
                             delta = jsonable(delta)
                             break
                     else:
@@ -224,6 +224,8 @@ class Chronicle:
 
     # ------------------------------------------------------------------ handlers
     def _rite_began(self, omen: RiteBegan) -> None:
+        # a resumption may come after a suspend, which the monotonic clock skips
+        self._epoch = time.time_ns() - time.perf_counter_ns()
         if self.manifested and self.circle is None:
             self.reset()
             self.omen_counts["RiteBegan"] += 1
@@ -447,13 +449,14 @@ def _snapshot(value: Any) -> Any:
     """``jsonable(value)``, with a quick copy for the usual flat dict of plain scalars.
 
     The copy is what keeps history intact when user code later mutates the delta. A
-    scalar JSON cannot hold as it is (NaN, an integer too long to print, a key that is
-    not a string) is left to the writer, which then converts the whole document with
-    ``jsonable``.
+    scalar JSON cannot hold as it is (NaN, an integer too long to print) is left to
+    the writer, which then converts the whole document with ``jsonable``; a key that
+    is not a string sends the delta through ``jsonable`` at once (``{1: .., "1": ..}``
+    must not become two equal JSON keys).
     """
     if type(value) is dict:
-        for item in value.values():
-            if type(item) not in _SCALARS:
+        for key, item in value.items():
+            if type(item) not in _SCALARS or type(key) is not str:
                 return jsonable(value)
         return value.copy()
     return jsonable(value)

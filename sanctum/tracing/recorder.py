@@ -72,7 +72,11 @@ class TraceRecorder(Ward):
         self.written: Path | None = None
         self._graph: dict[str, Any] | None = None
         self._chronicle = Chronicle()
-        self._tap = self._chronicle.tap  # the engine's superstep tap (see on_omen)
+        # The engine's superstep tap (see on_omen) skips record() and _observe(): a
+        # subclass overriding either gets every Omen instead.
+        plain = type(self).record is TraceRecorder.record
+        plain = plain and type(self)._observe is TraceRecorder._observe
+        self._tap = self._chronicle.tap if plain else None
         self._error: BaseException | None = None
         self._previous: dict[str, Any] | None = None
         self._previous_read = False
@@ -95,7 +99,7 @@ class TraceRecorder(Ward):
         A failure to write the file at that moment is reported as a ``RuntimeWarning``
         rather than failing an Invocation that succeeded; ``flush()`` raises instead.
         The engine calls the synchronous twin of this hook directly (no coroutine per
-        Omen), and for a superstep of synchronous Sigils hands the recorder the whole
+        Omen), and for a superstep of one synchronous Sigil hands the recorder the whole
         superstep at once instead of its four Omens (a superstep tap, see
         :mod:`sanctum.ritual.emitter`) — the trace is the same. A subclass overriding
         ``on_omen`` is awaited with every Omen, as usual.
@@ -180,27 +184,34 @@ class TraceRecorder(Ward):
         """Assemble the trace document from the recorded Omens, in its readable form.
 
         Returns:
-            The trace document as :func:`~sanctum.tracing.render.load_trace` returns it
-            when read back (``supersteps``, ``deltas``, ``spell_calls``; format in
-            :mod:`sanctum.tracing.document`), passed through ``redact`` when one was
-            given. The file holds the compact form of the same document.
+            The trace document exactly as :func:`~sanctum.tracing.render.load_trace`
+            returns it when the written file is read back (``supersteps``, ``deltas``,
+            ``spell_calls``; format in :mod:`sanctum.tracing.document`): JSON data,
+            passed through ``redact`` when one was given.
         """
-        return expand(self._document())
+        return expand(json.loads("".join(_encode(self._document()))))
 
     def _document(self) -> dict[str, Any]:
-        """The compact (version 2) document, as written; shares the recorded rows."""
+        """The compact (version 2) document, as written; shares the recorded rows.
+
+        ``redact`` sees everything but the timeline's structure: the packed columns
+        (numbers that a pattern could match inside), the row-numbered ``status`` and
+        ``attempts``, the Sigil ``names`` (identifiers, like the keys of a mapping) and
+        the ``format``/``version`` marks stay as they are; the deltas are redacted.
+        """
         document = assemble(self._chronicle, graph=self._graph, error=self._error)
-        if self.redact is not None:
-            # The packed timeline columns are hexadecimal numbers, not text: a pattern could
-            # match inside one and corrupt it. They are set aside while redacting.
-            timeline = document["timeline"]
-            packed = {key: timeline.pop(key) for key in PACKED_COLUMNS}
-            redacted = self.redact(document)
-            document = redacted if isinstance(redacted, dict) else document
-            if not isinstance(document.get("timeline"), dict):
-                document["timeline"] = timeline
-            document["timeline"].update(packed)
-        return document
+        if self.redact is None:
+            return document
+        timeline = document.pop("timeline")
+        deltas = timeline["delta"]
+        result = self.redact(document)
+        redacted: dict[str, Any] = result if isinstance(result, dict) else document
+        masked = self.redact(deltas)
+        if not isinstance(masked, list) or len(masked) != len(deltas):
+            masked = [None] * len(deltas)  # never the unmasked deltas
+        redacted["format"], redacted["version"] = document["format"], document["version"]
+        redacted["timeline"] = {**timeline, "delta": masked}
+        return redacted
 
     def _earlier_part(self, target: Path, document: Mapping[str, Any]) -> dict[str, Any] | None:
         """The trace on disk that this resumed run continues, read once, or None.

@@ -42,8 +42,13 @@ def load_trace(trace_path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ValueError(f"{path} is not a sanctum trace: it is not UTF-8 text ({exc})") from exc
     try:
         document = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        detail = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, or a number too long
+        if isinstance(exc, json.JSONDecodeError):
+            detail = exc.msg
+        elif isinstance(exc, RecursionError):
+            detail = "nested too deep"
+        else:
+            detail = "a number too long to read"
         raise ValueError(
             f"{path} is not a sanctum trace: invalid JSON ({detail}); "
             "write traces with TraceRecorder or `sanctum run --trace`"
@@ -77,21 +82,31 @@ def render_trace(
 
     Raises:
         FileNotFoundError: If ``trace_path`` does not exist.
-        ValueError: If the file is not a sanctum trace of a supported version.
-        OSError: If the HTML file cannot be written.
+        ValueError: If the file is not a sanctum trace of a supported version, or
+            ``html_path`` is the trace file itself.
+        OSError: If the HTML file cannot be written (the message names it).
     """
     source = Path(trace_path)
-    document = load_trace(source)
     target = Path(html_path) if html_path is not None else source.with_suffix(".html")
+    if target.exists() and source.exists() and os.path.samefile(target, source):
+        raise ValueError(
+            f"{target} is the trace itself; choose another file for the HTML (-o OUT.html)"
+        )
+    document = load_trace(source)
     page = build_page(document, source=source.name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".html.tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
-            handle.write(page)
-        os.chmod(temp, 0o644)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".trace-", suffix=".html.tmp", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
+                handle.write(page)
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"cannot write the HTML to {target}: {exc.strerror or exc}"
+        ) from exc
     return target

@@ -263,7 +263,7 @@ def _sparse(value: Any, kind: type) -> dict[int, Any]:
     found: dict[int, Any] = {}
     if isinstance(value, Mapping):
         for key, item in value.items():
-            if isinstance(key, str) and key.isdigit() and isinstance(item, kind):
+            if isinstance(key, str) and key.isascii() and key.isdigit() and isinstance(item, kind):
                 if kind is int and isinstance(item, bool):
                     continue
                 found[int(key)] = item

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,26 @@ def test_not_a_trace(tmp_path: Path) -> None:
     missing = invoke(["trace", "render", "nope.json"], tmp_path)
     assert missing.exit_code == 2
     assert "no such file: nope.json" in missing.stderr
+
+
+def test_show_prints_text_the_terminal_cannot_encode_escaped(tmp_path: Path) -> None:
+    import subprocess
+
+    from sanctum import END, START, Ritual
+    from sanctum.tracing import TraceRecorder
+    from tests.cli.helpers import console_script
+
+    trace = tmp_path / "sur.json"
+    ritual = Ritual().add_sigil("s", lambda a: {"s": "bad \ud800"})
+    ritual.add_edge(START, "s").add_edge("s", END).compile(wards=[TraceRecorder(trace)]).invoke({})
+    done = subprocess.run(
+        [*console_script(), "trace", "show", str(trace)],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        env={**os.environ, "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "bad \\ud800" in done.stdout
+    assert "Traceback" not in done.stderr

@@ -214,17 +214,27 @@ def test_a_failing_superstep_is_tapped_unfinished_before_the_error() -> None:
     def broken(aether: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("boom")
 
-    def never(aether: dict[str, Any]) -> dict[str, Any]:
-        return {"c": 1}
-
-    ritual = Ritual().add_sigil("fine", fine).add_sigil("broken", broken).add_sigil("never", never)
-    for name in ("fine", "broken", "never"):
-        ritual.add_edge(START, name).add_edge(name, END)
+    ritual = Ritual().add_sigil("fine", fine).add_sigil("broken", broken)
+    ritual.add_edge(START, "fine").add_edge("fine", "broken").add_edge("broken", END)
     ward = _Tapped()
     with pytest.raises(SigilExecutionError, match="boom"):
         ritual.compile(wards=[ward]).invoke({})
-    assert ward.taps == [(1, ["fine", "broken", "never"], 2, [{"a": 1}], False)]
+    assert ward.taps == [(1, ["fine"], 2, [{"a": 1}], True), (2, ["broken"], 1, [], False)]
     assert "RiteManifested" not in ward.seen
+
+
+def test_a_delta_the_merge_refuses_leaves_the_tapped_superstep_unfinished() -> None:
+    from sanctum.aether import AetherSchema, Conduit
+
+    def stray(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"undeclared": 1}
+
+    ritual = Ritual(AetherSchema({"n": Conduit(int)})).add_sigil("stray", stray)
+    ritual.add_edge(START, "stray").add_edge("stray", END)
+    ward = _Tapped()
+    with pytest.raises(Exception, match="undeclared"):
+        ritual.compile(wards=[ward]).invoke({"n": 1})
+    assert ward.taps == [(1, ["stray"], 2, [{"undeclared": 1}], False)]
 
 
 def test_a_sync_sigil_returning_an_awaitable_is_finished_on_the_tapped_path() -> None:
@@ -232,24 +242,44 @@ def test_a_sync_sigil_returning_an_awaitable_is_finished_on_the_tapped_path() ->
         await asyncio.sleep(0)
         return {"b": 2}
 
-    def first(aether: dict[str, Any]) -> dict[str, Any]:
-        return {"a": 1}
-
     def sneaky(aether: dict[str, Any]) -> Any:
         return later()  # declared sync, hands back a coroutine
 
-    def last(aether: dict[str, Any]) -> dict[str, Any]:
-        return {"c": 3}
-
-    ritual = Ritual().add_sigil("first", first).add_sigil("sneaky", sneaky)
-    ritual.add_sigil("again", sneaky).add_sigil("last", last)
-    for name in ("first", "sneaky", "again", "last"):
-        ritual.add_edge(START, name).add_edge(name, END)
+    ritual = Ritual().add_sigil("sneaky", sneaky).add_edge(START, "sneaky").add_edge("sneaky", END)
     ward = _Tapped()
-    assert ritual.compile(wards=[ward]).invoke({}) == {"a": 1, "b": 2, "c": 3}
-    ((superstep, names, marks, deltas, finished),) = ward.taps
-    assert (superstep, names, marks, finished) == (1, ["first", "sneaky", "again", "last"], 5, True)
-    assert deltas == [{"a": 1}, {"b": 2}, {"b": 2}, {"c": 3}]
+    assert ritual.compile(wards=[ward]).invoke({}) == {"b": 2}
+    assert ward.taps == [(1, ["sneaky"], 2, [{"b": 2}], True)]
+
+
+def test_a_wider_frontier_is_observed_through_omens_and_keeps_its_concurrency() -> None:
+    # c hands back an awaitable; d then waits for an event e sets: run one after the
+    # other, d and e would never finish
+    def build() -> Any:
+        event = asyncio.Event()
+
+        async def first() -> dict[str, Any]:
+            return {"c": 1}
+
+        async def wait() -> dict[str, Any]:
+            await event.wait()
+            return {"d": 1}
+
+        async def release() -> dict[str, Any]:
+            event.set()
+            return {"e": 1}
+
+        ritual = Ritual().add_sigil("c", lambda aether: first())
+        ritual.add_sigil("d", lambda aether: wait()).add_sigil("e", lambda aether: release())
+        for name in ("c", "d", "e"):
+            ritual.add_edge(START, name).add_edge(name, END)
+        return ritual
+
+    bare = asyncio.run(asyncio.wait_for(build().compile().ainvoke({}), 5))
+    ward = _Tapped()
+    traced = asyncio.run(asyncio.wait_for(build().compile(wards=[ward]).ainvoke({}), 5))
+    assert bare == traced == {"c": 1, "d": 1, "e": 1}
+    assert ward.taps == []
+    assert ward.seen.count("SigilCompleted") == 3
 
 
 def test_a_sigil_with_a_writer_or_retries_is_not_tapped() -> None:

@@ -293,6 +293,74 @@ async def test_redact_never_touches_the_packed_timeline_columns(tmp_path: Path) 
     assert "0000" in recorder.written.read_text(encoding="utf-8")
 
 
+async def test_redact_keeps_the_timeline_structure(tmp_path: Path) -> None:
+    from sanctum import END, START, Ritual, SigilPolicy
+
+    tries: list[int] = []
+
+    def flaky(aether: dict[str, object]) -> dict[str, object]:
+        tries.append(1)
+        if len(tries) == 1:
+            raise RuntimeError("once")
+        return {"card": "4111 1111 1111 1111", "note": "ok"}
+
+    ritual = Ritual().add_sigil("flaky", flaky, SigilPolicy(retries=1, backoff=lambda a: 0))
+    ritual.add_sigil("worker1", lambda a: {}).add_sigil("worker2", lambda a: {})
+    ritual.add_edge(START, "flaky").add_edge("flaky", "worker1").add_edge("flaky", "worker2")
+    ritual.add_edge("worker1", END).add_edge("worker2", END)
+    # patterns that match row numbers, Sigil names, keys and the format mark
+    ward = RedactWard([r"\d", r"[a-z]{4,}"])
+    path = tmp_path / "t.json"
+    await ritual.compile(wards=[TraceRecorder(path, redact=ward.redact)]).ainvoke({})
+    trace = _read(path)
+    first, second = trace["supersteps"]
+    assert [(e["sigil"], e["status"], e["attempts"]) for e in first["sigils"]] == [
+        ("flaky", "completed", 2)
+    ]
+    assert second["frontier"] == ["worker1", "worker2"]  # names are identifiers: kept
+    assert "4111" not in path.read_text(encoding="utf-8")
+    assert "4111" not in json.dumps(trace["deltas"])
+    assert trace["format"] == "sanctum-trace"
+
+
+async def test_a_subclass_overriding_record_sees_every_omen(tmp_path: Path) -> None:
+    from sanctum import END, START, Ritual
+
+    class Counting(TraceRecorder):
+        def __init__(self, path: Path) -> None:
+            super().__init__(path)
+            self.kinds: list[str] = []
+
+        def record(self, omen: Any) -> None:
+            self.kinds.append(type(omen).__name__)
+            super().record(omen)
+
+    ritual = Ritual().add_sigil("a", lambda a: {"x": 1}).add_edge(START, "a").add_edge("a", END)
+    recorder = Counting(tmp_path / "t.json")
+    await ritual.compile(wards=[recorder]).ainvoke({})
+    assert "SigilCompleted" in recorder.kinds
+    assert recorder.build()["omen_counts"]["SigilCompleted"] == 1
+
+
+def test_build_is_what_load_trace_reads_back(tmp_path: Path) -> None:
+    from sanctum import END, START, Ritual
+
+    odd = {1: "int key", "1": "str key", "nan": float("nan"), "big": 10**5000}
+    ritual = Ritual().add_sigil("a", lambda a: dict(odd)).add_edge(START, "a").add_edge("a", END)
+    recorder = TraceRecorder(tmp_path / "t.json")
+    ritual.compile(wards=[recorder]).invoke({})
+    built = recorder.build()
+    assert built == load_trace(tmp_path / "t.json")
+    json.dumps(built, allow_nan=False)  # JSON data through and through
+
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        keys = [key for key, _ in pairs]
+        assert len(keys) == len(set(keys)), keys  # {1: .., "1": ..} is not two "1" keys
+        return dict(pairs)
+
+    json.loads((tmp_path / "t.json").read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
+
+
 def test_the_written_text_is_the_document_as_json(tmp_path: Path) -> None:
     from sanctum.tracing.recorder import _encode
 

@@ -139,3 +139,26 @@ def test_a_minimal_or_mistyped_trace_still_renders(tmp_path: Path) -> None:
     page = parse(html)
     assert page.ids >= SECTIONS
     assert "No manifest recorded" in page.all_text
+
+
+def test_the_html_never_overwrites_its_own_trace(tmp_path: Path) -> None:
+    trace = _trace(tmp_path)
+    before = trace.read_bytes()
+    with pytest.raises(ValueError, match="the trace itself"):
+        render_trace(trace, trace)
+    assert trace.read_bytes() == before
+
+
+def test_an_unreadably_long_number_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "long.json"
+    bad.write_text('{"format": "sanctum-trace", "version": 2, "n": ' + "9" * 5000 + "}")
+    with pytest.raises(ValueError, match=r"long\.json .*number too long"):
+        load_trace(bad)
+
+
+def test_an_unwritable_target_is_named_in_the_error(tmp_path: Path) -> None:
+    trace = _trace(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(OSError, match=r"cannot write the HTML to .*file/out\.html"):
+        render_trace(trace, blocker / "out.html")

@@ -90,7 +90,7 @@ def test_a_damaged_timeline_yields_no_rows(damage: Any) -> None:
 
 def test_odd_sparse_entries_are_ignored() -> None:
     written = encode_rows(ROWS)
-    written["status"] = {"0": 5, "x": "failed", "1": "failed"}
+    written["status"] = {"0": 5, "x": "failed", "1": "failed", "²": "failed", "٣": "failed"}
     written["attempts"] = {"2": True, "0": "3", "1": 2}
     rows = decode_rows(written)
     assert [row[5] for row in rows] == [
