@@ -1,6 +1,6 @@
 """``python -m sanctum`` — the same command line as the ``sanctum`` script."""
 
-from sanctum.cli.app import main
+from sanctum.cli.entry import main
 
 if __name__ == "__main__":
     main()

@@ -71,7 +71,7 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.tracing.journal import Chronicle
-from sanctum.tracing.timeline import TimelineRow, decode_rows, encode_rows
+from sanctum.tracing.timeline import TimelineRow, decode_frontiers, decode_rows, encode_rows
 from sanctum.wards._jsonable import jsonable
 
 __all__ = [
@@ -82,6 +82,7 @@ __all__ = [
     "continue_trace",
     "expand",
     "extract_spell_calls",
+    "upgrade",
 ]
 
 TRACE_FORMAT = "sanctum-trace"
@@ -211,7 +212,8 @@ def expand(document: Mapping[str, Any]) -> dict[str, Any]:
         ]
     if "timeline" not in document:
         return expanded
-    supersteps, deltas = _unroll(decode_rows(document.get("timeline")))
+    timeline = document.get("timeline")
+    supersteps, deltas = _unroll(decode_rows(timeline), decode_frontiers(timeline))
     expanded.pop("timeline", None)
     expanded["supersteps"] = supersteps
     expanded["deltas"] = deltas
@@ -219,20 +221,24 @@ def expand(document: Mapping[str, Any]) -> dict[str, Any]:
     return expanded
 
 
-def _unroll(rows: list[TimelineRow]) -> tuple[list[Entry], list[Entry]]:
+def _unroll(
+    rows: list[TimelineRow], frontiers: dict[int, list[str]]
+) -> tuple[list[Entry], list[Entry]]:
     supersteps: list[Entry] = []
     deltas: list[Entry] = []
     step: Entry | None = None
     names: set[str] = set()
     first: int = 0
     last: int | None = None  # the current superstep's span, in epoch nanoseconds
-    for number, sigil, began, ended, delta, status, attempts in rows:
+    announced = False
+    for row, (number, sigil, began, ended, delta, status, attempts) in enumerate(rows):
         started_at = began / _NS
         ended_at = None if ended is None else ended / _NS
-        if step is None or step["superstep"] != number or sigil in names:
+        if step is None or step["superstep"] != number or sigil in names or row in frontiers:
+            announced = row in frontiers
             step = {
                 "superstep": number,
-                "frontier": [],
+                "frontier": list(frontiers[row]) if announced else [],
                 "started_at": started_at,
                 "ended_at": None,
                 "duration": None,
@@ -242,7 +248,8 @@ def _unroll(rows: list[TimelineRow]) -> tuple[list[Entry], list[Entry]]:
             names = set()
             first, last = began, None
         names.add(sigil)
-        step["frontier"].append(sigil)
+        if not announced:
+            step["frontier"].append(sigil)
         step["sigils"].append(
             {
                 "sigil": sigil,
@@ -272,6 +279,83 @@ def _unroll(rows: list[TimelineRow]) -> tuple[list[Entry], list[Entry]]:
                 }
             )
     return supersteps, deltas
+
+
+def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 1 document (readable form stored) as version 2; others as they are.
+
+    Used when a resumed run continues a trace file written by an earlier sanctum: the
+    supersteps and deltas become timeline rows (times rounded to the nanosecond), the
+    derived ``spell_calls`` are dropped (they are paired again when read). Circles'
+    traces are upgraded too.
+
+    Args:
+        document: A trace document (or a Circle's ``trace`` body).
+
+    Returns:
+        A new dict; the input is not modified.
+    """
+    upgraded = dict(document)
+    circles = document.get("circles")
+    if isinstance(circles, list):
+        upgraded["circles"] = [
+            {**item, "trace": upgrade(item["trace"])}
+            if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping)
+            else item
+            for item in circles
+        ]
+    if "timeline" in document or document.get("version", 1) not in (1, None):
+        return upgraded
+    found: dict[tuple[Any, Any], list[Any]] = {}
+    for entry in document.get("deltas") or []:
+        if isinstance(entry, Mapping):
+            key = (entry.get("superstep"), entry.get("sigil"))
+            found.setdefault(key, []).append(entry.get("delta"))
+    rows: list[TimelineRow] = []
+    frontiers: dict[int, list[str]] = {}
+    steps = document.get("supersteps")
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, Mapping) or not isinstance(step.get("superstep"), int):
+            continue
+        number = step["superstep"]
+        entries = [e for e in step.get("sigils") or [] if isinstance(e, Mapping)]
+        names = [str(e.get("sigil")) for e in entries]
+        frontier = [str(n) for n in step.get("frontier") or []]
+        if frontier and frontier != names:
+            frontiers[len(rows)] = frontier
+        for entry, name in zip(entries, names, strict=True):
+            began = _epoch_ns(entry.get("started_at"))
+            if began is None:
+                continue
+            status = str(entry.get("status") or "completed")
+            deltas = found.get((number, name)) or []
+            delta = deltas.pop(0) if status == "completed" and deltas else None
+            attempts = entry.get("attempts")
+            rows.append(
+                (
+                    number,
+                    name,
+                    began,
+                    _epoch_ns(entry.get("ended_at")),
+                    delta,
+                    status,
+                    attempts if isinstance(attempts, int) and attempts > 0 else 1,
+                )
+            )
+    for readable in ("supersteps", "deltas", "spell_calls"):
+        upgraded.pop(readable, None)
+    upgraded["version"] = TRACE_VERSION
+    upgraded["timeline"] = encode_rows(rows, frontiers)
+    return upgraded
+
+
+def _epoch_ns(seconds: Any) -> int | None:
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool):
+        try:
+            return round(seconds * 1e9)
+        except (OverflowError, ValueError):
+            return None
+    return None
 
 
 def _all_repairs(document: Mapping[str, Any]) -> list[Entry]:
@@ -413,7 +497,10 @@ def continue_trace(previous: Mapping[str, Any], current: Mapping[str, Any]) -> d
     merged: dict[str, Any] = dict(current)
     earlier = decode_rows(previous.get("timeline"))
     later = decode_rows(current.get("timeline"))
-    merged["timeline"] = encode_rows([*earlier, *later])
+    frontiers = decode_frontiers(previous.get("timeline"))
+    for row, names in decode_frontiers(current.get("timeline")).items():
+        frontiers[row + len(earlier)] = names
+    merged["timeline"] = encode_rows([*earlier, *later], frontiers)
     for key in _APPENDED:
         before = previous.get(key)
         after = current.get(key)

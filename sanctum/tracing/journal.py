@@ -88,6 +88,7 @@ class Chronicle:
         self._open: list[int] = []  # rows created running (they may still be)
         self._columns = self.timeline.appenders()
         self._tap_steps = 0
+        self._frontier: tuple[int, list[str]] | None = None  # announced, no row yet
         self._epoch = time.time_ns() - time.perf_counter_ns()
         """Add to a ``perf_counter_ns()`` reading for epoch nanoseconds (taken once: a
         run's rows share one clock, so wall-clock adjustments cannot reorder them)."""
@@ -247,6 +248,10 @@ class Chronicle:
             self._settle_earlier(omen.superstep)
         for name in omen.frontier:  # the same superstep again (a resumption re-runs it)
             self._sigils.pop((omen.superstep, name), None)
+        # Rows only tell which Sigils began; a wider frontier is kept with its first row
+        # (an inline frontier stops at a failure: the later Sigils never begin).
+        names = [str(name) for name in omen.frontier]
+        self._frontier = (omen.superstep, names) if len(names) > 1 else None
 
     def _sigil_began(self, omen: SigilBegan) -> None:
         self._note_invocation(omen.invocation_id, omen.timestamp)
@@ -433,6 +438,10 @@ class Chronicle:
 
     def _new_row(self, superstep: int, sigil: str, began: int) -> int:
         row = self.timeline.open(superstep, sigil, began)
+        if self._frontier is not None:
+            if self._frontier[0] == superstep:
+                self.timeline.frontiers[row] = self._frontier[1]
+            self._frontier = None
         self._opened += 1
         self._sigils[(superstep, sigil)] = row
         self._open.append(row)

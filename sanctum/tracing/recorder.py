@@ -23,7 +23,14 @@ from typing import Any
 from sanctum.errors import Interrupt
 from sanctum.omens.events import Omen, RiteBegan, RiteManifested
 from sanctum.ritual.emitter import synchronous_twin
-from sanctum.tracing.document import TRACE_FORMAT, TRACE_VERSION, assemble, continue_trace, expand
+from sanctum.tracing.document import (
+    READABLE_VERSIONS,
+    TRACE_FORMAT,
+    assemble,
+    continue_trace,
+    expand,
+    upgrade,
+)
 from sanctum.tracing.journal import Chronicle
 from sanctum.tracing.timeline import PACKED_COLUMNS
 from sanctum.wards._jsonable import jsonable
@@ -229,10 +236,10 @@ class TraceRecorder(Ward):
             if (
                 isinstance(earlier, dict)
                 and earlier.get("format") == TRACE_FORMAT
-                and earlier.get("version") == TRACE_VERSION
+                and earlier.get("version") in READABLE_VERSIONS
                 and earlier.get("invocation_id") == document.get("invocation_id")
             ):
-                self._previous = earlier
+                self._previous = upgrade(earlier)  # a version 1 part is converted
         return self._previous
 
     def _target(self, invocation_id: Any) -> Path:

@@ -15,12 +15,15 @@ list per row. The written form
     {"rows": n, "names": [sigil names],
      "superstep": hex, "sigil": hex, "began": hex, "ended": hex,
      "delta": [delta | null, ...],
-     "status": {"row index": status}, "attempts": {"row index": n}}
+     "status": {"row index": status}, "attempts": {"row index": n},
+     "frontiers": {"row index": [sigil names]}}
 
 where each ``hex`` is the lowercase hexadecimal text of ``n`` little-endian signed
 64-bit integers (16 digits each), ``sigil`` holds indexes into ``names``, ``ended`` holds
 -9223372036854775808 for "not ended", and ``status`` / ``attempts`` list only the rows
-that are not ``"completed"`` after one attempt.
+that are not ``"completed"`` after one attempt; ``frontiers`` gives, for the first row
+of a superstep of several Sigils, its whole frontier (rows only show the Sigils that
+began).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "PACKED_COLUMNS",
     "Timeline",
     "TimelineRow",
+    "decode_frontiers",
     "decode_rows",
     "encode_rows",
 ]
@@ -70,6 +74,7 @@ class Timeline:
         "_sigils",
         "_supersteps",
         "attempts",
+        "frontiers",
         "status",
     )
 
@@ -85,6 +90,9 @@ class Timeline:
         """Row number -> status, for rows that are not (yet) ``completed``."""
         self.attempts: dict[int, int] = {}
         """Row number -> attempts, for rows with more than one."""
+        self.frontiers: dict[int, list[str]] = {}
+        """Row number -> the whole frontier of the superstep that row begins, kept for
+        supersteps of several Sigils (some of which may never have begun)."""
 
     def __len__(self) -> int:
         return len(self._deltas)
@@ -180,6 +188,7 @@ class Timeline:
             "delta": self._deltas,
             "status": {str(k): v for k, v in self.status.items() if v != "completed"},
             "attempts": {str(k): v for k, v in self.attempts.items() if v != 1},
+            "frontiers": {str(k): v for k, v in self.frontiers.items()},
         }
 
 
@@ -259,6 +268,14 @@ def decode_rows(encoded: Any) -> list[TimelineRow]:
     return rows
 
 
+def decode_frontiers(encoded: Any) -> dict[int, list[str]]:
+    """Row number -> frontier names of a written timeline (malformed entries skipped)."""
+    if not isinstance(encoded, Mapping):
+        return {}
+    found = _sparse(encoded.get("frontiers"), list)
+    return {row: names for row, names in found.items() if all(isinstance(n, str) for n in names)}
+
+
 def _sparse(value: Any, kind: type) -> dict[int, Any]:
     found: dict[int, Any] = {}
     if isinstance(value, Mapping):
@@ -270,9 +287,17 @@ def _sparse(value: Any, kind: type) -> dict[int, Any]:
     return found
 
 
-def encode_rows(rows: list[TimelineRow]) -> dict[str, Any]:
-    """The written form of rows (used when joining two timelines)."""
+def encode_rows(
+    rows: list[TimelineRow], frontiers: Mapping[int, list[str]] | None = None
+) -> dict[str, Any]:
+    """The written form of rows (used when joining two timelines).
+
+    Args:
+        rows: ``(superstep, sigil, began, ended, delta, status, attempts)`` tuples.
+        frontiers: Row number -> the frontier of the superstep that row begins.
+    """
     timeline = Timeline()
+    timeline.frontiers.update(frontiers or {})
     for superstep, sigil, began, ended, delta, status, attempts in rows:
         if ended is None:
             number = timeline.open(superstep, sigil, began)

@@ -12,6 +12,7 @@ from sanctum.tracing.document import (
     continue_trace,
     expand,
     extract_spell_calls,
+    upgrade,
 )
 from sanctum.tracing.journal import Chronicle
 from sanctum.tracing.timeline import decode_rows, encode_rows
@@ -84,13 +85,11 @@ def test_status_reflects_manifest_interrupt_and_failure() -> None:
     assert failed["graph"] == {"sigils": []}
 
 
-def _timeline_doc(rows: list[Any], **extra: Any) -> dict[str, Any]:
-    return {
-        "format": TRACE_FORMAT,
-        "version": TRACE_VERSION,
-        "timeline": encode_rows(rows),
-        **extra,
-    }
+def _timeline_doc(
+    rows: list[Any], frontiers: dict[int, list[str]] | None = None, **extra: Any
+) -> dict[str, Any]:
+    timeline = encode_rows(rows, frontiers)
+    return {"format": TRACE_FORMAT, "version": TRACE_VERSION, "timeline": timeline, **extra}
 
 
 def test_expand_groups_rows_into_supersteps() -> None:
@@ -165,3 +164,22 @@ def test_a_resumed_trace_is_joined_onto_the_earlier_one() -> None:
     assert joined["started_at"] == 1e-6
     steps = expand(joined)["supersteps"]
     assert [s["sigils"][0]["status"] for s in steps] == ["interrupted", "completed"]
+
+
+def test_a_version_1_document_upgrades_to_the_same_reading() -> None:
+    e = 1_700_000_000_000_000_000
+    rows = [
+        (1, "a", e, e + 1_000, {"x": 1}, "completed", 1),
+        (2, "b", e + 2_000, e + 3_000, {"y": 2}, "completed", 3),
+        (2, "c", e + 2_000, None, None, "interrupted", 1),
+    ]
+    readable = expand(_timeline_doc(rows, {1: ["b", "c", "d"]}, circles=[]))
+    old = {**readable, "version": 1}
+    again = expand(upgrade(old))
+    assert again["deltas"] == readable["deltas"]
+    assert [s["frontier"] for s in again["supersteps"]] == [["a"], ["b", "c", "d"]]
+    assert [
+        (e["sigil"], e["status"], e["attempts"]) for s in again["supersteps"] for e in s["sigils"]
+    ] == [("a", "completed", 1), ("b", "completed", 3), ("c", "interrupted", 1)]
+    assert upgrade(old)["version"] == TRACE_VERSION
+    assert "supersteps" not in upgrade(old)

@@ -361,6 +361,29 @@ def test_build_is_what_load_trace_reads_back(tmp_path: Path) -> None:
     json.loads((tmp_path / "t.json").read_text(encoding="utf-8"), object_pairs_hook=no_repeats)
 
 
+def test_the_frontier_keeps_sigils_that_never_began(tmp_path: Path) -> None:
+    from sanctum import END, START, Ritual, interrupt
+
+    def ask(aether: dict[str, object]) -> dict[str, object]:
+        interrupt("why?")
+        return {}
+
+    ritual = Ritual().add_sigil("x", lambda a: {"x": 1}).add_sigil("ask", ask)
+    ritual.add_sigil("y", lambda a: {"y": 1})
+    for name in ("x", "ask", "y"):
+        ritual.add_edge(START, name).add_edge(name, END)
+    recorder = TraceRecorder(tmp_path / "t.json")
+    with pytest.raises(Interrupt) as paused:
+        ritual.compile(wards=[recorder]).invoke({})
+    recorder.flush(paused.value)
+    (step,) = _read(tmp_path / "t.json")["supersteps"]
+    assert step["frontier"] == ["x", "ask", "y"]
+    assert [(e["sigil"], e["status"]) for e in step["sigils"]] == [
+        ("x", "completed"),
+        ("ask", "interrupted"),
+    ]
+
+
 def test_the_written_text_is_the_document_as_json(tmp_path: Path) -> None:
     from sanctum.tracing.recorder import _encode
 

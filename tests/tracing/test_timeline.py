@@ -11,6 +11,7 @@ from sanctum.tracing.timeline import (
     NOT_ENDED,
     Timeline,
     TimelineRow,
+    decode_frontiers,
     decode_rows,
     encode_rows,
 )
@@ -106,3 +107,11 @@ def test_odd_sparse_entries_are_ignored() -> None:
 def test_anything_else_is_no_timeline() -> None:
     assert decode_rows(None) == []
     assert decode_rows([[1, "a", 0, 1, {}]]) == []
+
+
+def test_frontiers_round_trip_and_odd_entries_are_skipped() -> None:
+    written = json.loads(json.dumps(encode_rows(ROWS, {1: ["parse", "score", "never"]})))
+    assert decode_frontiers(written) == {1: ["parse", "score", "never"]}
+    written["frontiers"] = {"1": ["ok"], "2": "not a list", "3": [1, 2], "x": ["y"]}
+    assert decode_frontiers(written) == {1: ["ok"]}
+    assert decode_frontiers({}) == {}
