@@ -93,11 +93,29 @@ def main() -> None:
 
     Text a run produced may hold what the terminal's encoding cannot (a lone surrogate
     from a decoding mishap): it is printed escaped (``\\ud800``) rather than failing.
+    Warnings (a trace file that could not be written after a run that succeeded) are
+    printed as one ``warning: ...`` line on stderr, not Python's source excerpt.
     """
     import sys
+    import warnings
 
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if callable(reconfigure):
             reconfigure(errors="backslashreplace")
+    warnings.showwarning = _show_warning
     app(prog_name="sanctum")
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """Print a warning (e.g. a trace that could not be written) as one plain line."""
+    import sys
+
+    print(f"warning: {message}", file=sys.stderr)

@@ -122,8 +122,10 @@ class TraceRecorder(Ward):
             try:
                 self.flush()
             except Exception as exc:  # a recorder must never fail a finished Invocation
+                # flush() raises OSError(errno, "TraceRecorder cannot write <path>: why")
+                detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else None
                 warnings.warn(
-                    f"TraceRecorder could not write the trace to {self.path}: {exc}",
+                    detail or f"TraceRecorder could not write the trace to {self.path}: {exc}",
                     RuntimeWarning,
                     stacklevel=2,
                 )
@@ -179,11 +181,13 @@ class TraceRecorder(Ward):
                 temp.unlink(missing_ok=True)
                 raise
         except OSError as exc:
-            raise OSError(
-                exc.errno,
-                f"TraceRecorder cannot write {target}: {exc.strerror or exc}; "
-                "check the folder exists and is writable",
-            ) from exc
+            blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+            why = (
+                f"{blocker} is a file, not a folder"
+                if blocker is not None
+                else f"{exc.strerror or exc}; check the folder exists and is writable"
+            )
+            raise OSError(exc.errno, f"TraceRecorder cannot write {target}: {why}") from exc
         self.written = target
         return target
 

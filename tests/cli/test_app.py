@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,23 @@ def test_help_in_a_fresh_interpreter_imports_no_heavy_layer(tmp_path: Path) -> N
         "sanctum.tracing",
     )
     assert modules_under(modules, heavy) == []
+
+
+def test_warnings_are_one_plain_line(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.cli.helpers import GREET, console_script, write_ritual
+
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    (tmp_path / "blocker").write_text("x", encoding="utf-8")
+    done = subprocess.run(
+        [*console_script(), "run", str(ritual), "--trace", "blocker/t.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert done.returncode == 0  # the run succeeded; only its trace could not be kept
+    assert "warning: TraceRecorder cannot write blocker/t.json: blocker is a file" in done.stderr
+    assert "RuntimeWarning" not in done.stderr
