@@ -33,8 +33,19 @@ _STATUS_STYLE = {
 }
 
 
-def trace_tree(trace: Mapping[str, Any], *, label: str | None = None) -> Tree:
-    """Draw one trace document (or a Circle's nested trace) as a Tree."""
+FOLD_AFTER = 100
+"""Supersteps drawn before the middle of a longer timeline is folded (half at each end)."""
+
+
+def trace_tree(trace: Mapping[str, Any], *, label: str | None = None, fold: bool = True) -> Tree:
+    """Draw one trace document (or a Circle's nested trace) as a Tree.
+
+    Args:
+        trace: The readable trace document (``load_trace``).
+        label: The head's first word (``trace``, or a Circle's description).
+        fold: Draw only the first and last ``FOLD_AFTER // 2`` supersteps of a longer
+            timeline, with one line saying how many are left out.
+    """
     status = str(trace.get("status") or "incomplete")
     head = Text.assemble(
         (label or "trace", "bold"),
@@ -47,7 +58,15 @@ def trace_tree(trace: Mapping[str, Any], *, label: str | None = None) -> Tree:
     if trace.get("resumed_from"):
         head.append(f"  (resumed from seal {trace['resumed_from']})", style="dim")
     tree = Tree(head)
-    for step in _records(trace.get("supersteps")):
+    steps = _records(trace.get("supersteps"))
+    if fold and len(steps) > FOLD_AFTER:
+        half = FOLD_AFTER // 2
+        for step in steps[:half]:
+            _superstep(tree, step, trace)
+        hidden = len(steps) - 2 * half
+        tree.add(Text(f"… {hidden:,} supersteps not shown (--all shows every one)", "dim"))
+        steps = steps[-half:]
+    for step in steps:
         _superstep(tree, step, trace)
     _extras(tree, trace)
     for circle in _records(trace.get("circles")):
@@ -58,6 +77,7 @@ def trace_tree(trace: Mapping[str, Any], *, label: str | None = None) -> Tree:
                 inner,
                 label=f"circle {circle.get('circle')} (sigil {circle.get('sigil')}, "
                 f"superstep {circle.get('superstep')})",
+                fold=fold,
             )
         )
     final = trace.get("final_aether")

@@ -39,10 +39,14 @@ def render(
 @guarded
 def show(
     trace: Annotated[Path, typer.Argument(metavar="TRACE", help="The recorded trace file.")],
+    every: Annotated[
+        bool,
+        typer.Option("--all", help="Draw every superstep (a long timeline's middle is folded)."),
+    ] = False,
 ) -> None:
     """Show a trace in the terminal as a tree of supersteps and sigils."""
     from sanctum.api import load_trace
     from sanctum.cli._common import make_console
     from sanctum.cli._trace_tree import trace_tree
 
-    make_console().print(trace_tree(load_trace(trace)))
+    make_console().print(trace_tree(load_trace(trace), fold=not every))

@@ -111,3 +111,23 @@ def test_show_prints_text_the_terminal_cannot_encode_escaped(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert "bad \\ud800" in done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_show_folds_a_long_timeline_unless_all(tmp_path: Path) -> None:
+    from sanctum import END, Ritual
+    from sanctum.tracing import TraceRecorder
+
+    trace = tmp_path / "long.json"
+    ritual = Ritual().add_sigil("tick", lambda a: {"n": a["n"] + 1}).set_entry_point("tick")
+    ritual.add_conditional_edge("tick", lambda a: "tick" if a["n"] < 250 else END)
+    ritual.compile(recursion_limit=300, wards=[TraceRecorder(trace)]).invoke({"n": 0})
+    folded = invoke(["trace", "show", str(trace)], tmp_path)
+    assert folded.exit_code == 0, folded.output
+    assert "… 150 supersteps not shown (--all shows every one)" in folded.stdout
+    assert "superstep 50 " in folded.stdout
+    assert "superstep 51 " not in folded.stdout
+    assert "superstep 250 " in folded.stdout
+    whole = invoke(["trace", "show", str(trace), "--all"], tmp_path)
+    assert whole.exit_code == 0
+    assert "not shown" not in whole.stdout
+    assert "superstep 51 " in whole.stdout
