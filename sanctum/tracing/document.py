@@ -66,7 +66,7 @@ is missing. Version 1 files (which stored the expanded form) are still read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sanctum.errors import Interrupt
@@ -201,15 +201,7 @@ def expand(document: Mapping[str, Any]) -> dict[str, Any]:
     Returns:
         A new dict; the input is not modified.
     """
-    expanded = dict(document)
-    circles = document.get("circles")
-    if isinstance(circles, list):
-        expanded["circles"] = [
-            {**item, "trace": expand(item["trace"])}
-            if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping)
-            else item
-            for item in circles
-        ]
+    expanded = _with_circles(document, expand)
     if "timeline" not in document:
         return expanded
     timeline = document.get("timeline")
@@ -281,6 +273,22 @@ def _unroll(
     return supersteps, deltas
 
 
+def _with_circles(
+    document: Mapping[str, Any], convert: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """A shallow copy of ``document`` whose Circles' traces went through ``convert``."""
+    copied = dict(document)
+    circles = document.get("circles")
+    if isinstance(circles, list):
+        copied["circles"] = [
+            {**item, "trace": convert(item["trace"])}
+            if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping)
+            else item
+            for item in circles
+        ]
+    return copied
+
+
 def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
     """A version 1 document (readable form stored) as version 2; others as they are.
 
@@ -295,15 +303,7 @@ def upgrade(document: Mapping[str, Any]) -> dict[str, Any]:
     Returns:
         A new dict; the input is not modified.
     """
-    upgraded = dict(document)
-    circles = document.get("circles")
-    if isinstance(circles, list):
-        upgraded["circles"] = [
-            {**item, "trace": upgrade(item["trace"])}
-            if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping)
-            else item
-            for item in circles
-        ]
+    upgraded = _with_circles(document, upgrade)
     if "timeline" in document or document.get("version", 1) not in (1, None):
         return upgraded
     found: dict[tuple[Any, Any], list[Any]] = {}
