@@ -14,7 +14,7 @@ emitter is :attr:`Emitter.immediate`: the scheduler hands Omens over with the pl
 :meth:`Emitter.deliver`, and writer Omens are delivered on the spot instead of queued.
 
 A twin may also name a *superstep tap* (:data:`SuperstepTap`): a method that takes a
-whole superstep of one synchronous Sigil at once, as raw clock marks and deltas. When
+whole superstep of one synchronous Sigil at once, as two raw clock marks and a delta. When
 every observer has one (and no stream listens), the scheduler runs such supersteps
 without building their four Omens (SuperstepBegan, SigilBegan, SigilCompleted,
 SuperstepCompleted) and calls the taps instead (:attr:`Emitter.taps`) — for a
@@ -49,25 +49,25 @@ OmenHook = Callable[[Omen], Awaitable[None]]
 OmenSink = Callable[[Omen], None]
 """A synchronous, non-blocking consumer of Omens (the stream's queue)."""
 
-SuperstepTap = Callable[
-    [str, int, Sequence[Any], list[int], list[tuple[str, Mapping[str, Any]]], bool], None
-]
-"""``tap(invocation_id, superstep, frontier, marks, deltas, finished)``.
+SuperstepTap = Callable[[str, int, str, int, int | None, Mapping[str, Any] | None, bool], None]
+"""``tap(invocation_id, superstep, sigil, began, ended, delta, finished)``.
 
 Called once per superstep run on the tapped path — a frontier of one Sigil that is
 synchronous, without retries and without a writer — in place of that superstep's
 SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens, after its
-deltas were merged and before its Seal, if any. ``frontier`` holds the superstep's
-Sigil plans (``.name``) in bind order; ``deltas`` the ``(sigil, delta)`` pairs of the
-Sigils that completed, in that order (the tap must copy what it keeps); ``marks``
-``time.perf_counter_ns()`` readings (a monotonic clock: add ``time.time_ns() -
-time.perf_counter_ns()`` for epoch nanoseconds): when the superstep began, then when
-each completed Sigil ended (one more than ``deltas``; Sigil ``i`` ran from
-``marks[i]`` to ``marks[i + 1]``). ``finished`` is False when the superstep did not
-complete: a Sigil failed, paused or returned a bad delta — then, if ``deltas`` is
-shorter than ``frontier``, Sigil ``frontier[len(deltas)]`` began at ``marks[-1]`` and
-did not complete — or the merge refused a delta. What the tap raises fails the
-Invocation.
+delta was merged and before its Seal, if any.
+
+* ``sigil`` — the Sigil's name.
+* ``began``, ``ended`` — ``time.perf_counter_ns()`` readings (a monotonic clock: add
+  ``time.time_ns() - time.perf_counter_ns()`` for epoch nanoseconds) taken just before
+  the call and just after it returned; ``ended`` is None when the Sigil did not
+  complete (it raised, paused or returned a bad delta).
+* ``delta`` — what the Sigil returned (the tap must copy what it keeps), or None when
+  it did not complete.
+* ``finished`` — False when the superstep did not complete: the Sigil did not, or the
+  merge refused its delta (then ``ended`` and ``delta`` are set).
+
+What the tap raises fails the Invocation.
 """
 
 SYNC_TWIN_ATTRIBUTE = "__sanctum_synchronous_twin__"

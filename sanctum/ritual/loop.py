@@ -55,11 +55,11 @@ from sanctum.ritual.runner import (
     RunContext,
     SigilFailure,
     finish_inline,
-    finish_timed,
+    finish_quiet,
     run_frontier,
     run_inline,
     run_observed,
-    run_timed,
+    run_quiet,
 )
 
 __all__ = ["YIELD_INTERVAL", "Setup", "perform_invocation"]
@@ -428,17 +428,19 @@ async def perform_invocation(
                     # between its start and its end that an observer would see.
                     if taps is not None and len(frontier) == 1 and frontier[0].quiet:
                         tapped = True
-                        deltas = []
-                        marks = [clock_ns()]
+                        quiet = frontier[0]
+                        started_ns = clock_ns()
                         try:
                             try:
-                                run_timed(frontier, aether, deltas, marks)
+                                delta = run_quiet(quiet, aether)
                             except PendingAwait as pending:
-                                await finish_timed(frontier, aether, deltas, marks, pending)
+                                delta = await finish_quiet(quiet, aether, pending)
                         except BaseException:
                             for tap in taps:
-                                tap(inv, superstep, frontier, marks, deltas, False)
+                                tap(inv, superstep, quiet.name, started_ns, None, None, False)
                             raise
+                        ended_ns = clock_ns()
+                        deltas = [(quiet.name, delta)]
                     else:
                         if emitter is not None:
                             began = new_superstep_began(inv, superstep, frontier_names(frontier))
@@ -496,13 +498,13 @@ async def perform_invocation(
                     aether = merge_deltas(aether, deltas, schema)
                 except BaseException:
                     for tap in taps:  # type: ignore[union-attr]
-                        tap(inv, superstep, frontier, marks, deltas, False)
+                        tap(inv, superstep, quiet.name, started_ns, ended_ns, delta, False)
                     raise
                 if only_tap is not None:
-                    only_tap(inv, superstep, frontier, marks, deltas, True)
+                    only_tap(inv, superstep, quiet.name, started_ns, ended_ns, delta, True)
                 else:
                     for tap in taps:  # type: ignore[union-attr]
-                        tap(inv, superstep, frontier, marks, deltas, True)
+                        tap(inv, superstep, quiet.name, started_ns, ended_ns, delta, True)
             else:
                 aether = merge_deltas(aether, deltas, schema)
             if written is not None:
@@ -534,7 +536,7 @@ async def perform_invocation(
             # waits, else once YIELD_INTERVAL passed — so wait_for, aclose() and Ctrl-C
             # can cancel the run here, right after its latest Seal.
             # (a tapped superstep already read the clock when its last Sigil ended)
-            now = marks[-1] * 1e-9 if tapped and sealer is None else clock()
+            now = ended_ns * 1e-9 if tapped and sealer is None else clock()
             if sink is not None or now - yielded > YIELD_INTERVAL:
                 yielded = now
                 await asyncio.sleep(0)

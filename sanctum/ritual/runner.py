@@ -5,9 +5,10 @@ Every frontier Sigil gets its own shallow copy of the Aether. Two paths:
 * :func:`run_inline` — the fast path, used when nobody observes (no Ward hooks, no
   Omen listener) and every Sigil is synchronous without retries: the Sigils are called
   in bind order, inline, with no task, no Omen and no clock read.
-* :func:`run_timed` — the same inline calls with one clock read per Sigil, when the
-  only observers are superstep taps (:mod:`sanctum.ritual.emitter`): no Omen is built,
-  the tap receives the marks and deltas once per superstep.
+* :func:`run_quiet` — one quiet Sigil (synchronous, no retries, no writer) called
+  inline, when the only observers are superstep taps (:mod:`sanctum.ritual.emitter`):
+  no Omen is built, the loop reads the clock around the call and hands the tap the
+  superstep whole.
 * :func:`run_observed` — the same inline calls when someone observes Omens but no Ward
   hooks ``before_sigil``/``after_sigil``: SigilBegan and SigilCompleted are emitted
   around each call, still with no task (used for a single-Sigil frontier, or any
@@ -48,11 +49,11 @@ __all__ = [
     "RunContext",
     "SigilFailure",
     "cancel_all",
-    "finish_timed",
+    "finish_quiet",
     "run_frontier",
     "run_inline",
     "run_observed",
-    "run_timed",
+    "run_quiet",
 ]
 
 BeforeHook = Callable[[str, Mapping[str, Any]], Awaitable[None]]
@@ -136,70 +137,54 @@ def run_inline(frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Delt
     return out
 
 
-def run_timed(
-    frontier: Sequence[SigilPlan],
-    aether: Mapping[str, Any],
-    out: Deltas,
-    marks: list[int],
-) -> None:
-    """:func:`run_inline`, noting when each Sigil ended (the tapped path).
+def run_quiet(plan: SigilPlan, aether: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Call one quiet Sigil (synchronous, no retries, no writer) inline: the tapped path.
 
     Args:
-        frontier: The superstep's Sigils (all synchronous, no retries, no writer).
-        aether: The Aether at the start of the superstep (each Sigil gets a copy).
-        out: Receives ``(sigil, delta)`` per completed Sigil, in bind order.
-        marks: Receives ``time.perf_counter_ns()`` after each completed Sigil (the
-            caller puts the superstep's start first), so ``len(marks) == len(out) + 1``.
+        plan: The superstep's only Sigil (``plan.quiet`` holds).
+        aether: The Aether at the start of the superstep (the Sigil gets a copy).
+
+    Returns:
+        The Sigil's delta.
 
     Raises:
-        SigilFailure | Interrupt | DeltaTypeError | PendingAwait: As :func:`run_inline`;
-            ``out`` and ``marks`` then hold the Sigils completed before it.
+        SigilFailure | Interrupt | DeltaTypeError: As :func:`run_inline`.
+        PendingAwait: When the Sigil returned an awaitable (finish it with
+            :func:`finish_quiet`).
     """
-    clock = time.perf_counter_ns
-    for plan in frontier:
-        try:
-            result = plan.fn(dict(aether))
-        except Interrupt as pause:
-            pause.sigil = plan.name
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-            raise SigilFailure(plan, exc, 1) from exc
-        if type(result) is not dict:
-            if inspect.isawaitable(result):
-                raise PendingAwait(out, len(out), result)
-            result = check_delta(plan.name, result)
-        out.append((plan.name, result))
-        marks.append(clock())
+    try:
+        result = plan.fn(dict(aether))
+    except Interrupt as pause:
+        pause.sigil = plan.name
+        raise
+    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
+        raise SigilFailure(plan, exc, 1) from exc
+    if type(result) is not dict:
+        if inspect.isawaitable(result):
+            raise PendingAwait([], 0, result)
+        return check_delta(plan.name, result)
+    return result
 
 
-async def finish_timed(
-    frontier: Sequence[SigilPlan],
-    aether: Mapping[str, Any],
-    out: Deltas,
-    marks: list[int],
-    pending: PendingAwait,
-) -> None:
-    """Resume :func:`run_timed` after a Sigil handed back an awaitable.
+async def finish_quiet(
+    plan: SigilPlan, aether: Mapping[str, Any], pending: PendingAwait
+) -> Mapping[str, Any]:
+    """Await what :func:`run_quiet`'s Sigil handed back (bounded by its timeout).
+
+    Returns:
+        The Sigil's delta.
 
     Raises:
         SigilFailure | Interrupt | DeltaTypeError: As :func:`run_inline`.
     """
-    while True:
-        plan = frontier[pending.index]
-        try:
-            result = await _bounded(plan, pending.awaitable, aether)
-        except Interrupt as pause:
-            pause.sigil = plan.name
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-            raise SigilFailure(plan, exc, 1) from exc
-        out.append((plan.name, check_delta(plan.name, result)))
-        marks.append(time.perf_counter_ns())
-        try:
-            run_timed(frontier[pending.index + 1 :], aether, out, marks)
-            return
-        except PendingAwait as again:  # its index counts completed Sigils: the full frontier's
-            pending = again
+    try:
+        result = await _bounded(plan, pending.awaitable, aether)
+    except Interrupt as pause:
+        pause.sigil = plan.name
+        raise
+    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
+        raise SigilFailure(plan, exc, 1) from exc
+    return check_delta(plan.name, result)
 
 
 async def run_observed(

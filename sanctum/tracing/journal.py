@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from sanctum.omens.events import (
@@ -87,7 +87,6 @@ class Chronicle:
         self._sigils: dict[tuple[int, str], int] = {}  # -> row number
         self._open: list[int] = []  # rows created running (they may still be)
         self._columns = self.timeline.appenders()
-        self._tap_steps = 0
         self._frontier: tuple[int, list[str]] | None = None  # announced, no row yet
         self._epoch = time.time_ns() - time.perf_counter_ns()
         """Add to a ``perf_counter_ns()`` reading for epoch nanoseconds (taken once: a
@@ -125,55 +124,52 @@ class Chronicle:
         self,
         invocation_id: str,
         superstep: int,
-        frontier: Sequence[Any],
-        marks: list[int],
-        deltas: list[tuple[str, Mapping[str, Any]]],
+        sigil: str,
+        began: int,
+        ended: int | None,
+        delta: Mapping[str, Any] | None,
         finished: bool,
     ) -> None:
         """Record one superstep of a synchronous Sigil (the engine's superstep tap).
 
         Equivalent to folding in its SuperstepBegan, SigilBegan, SigilCompleted and
         SuperstepCompleted Omens; the arguments are described by
-        :data:`sanctum.ritual.emitter.SuperstepTap`. The rows it adds are complete:
-        nothing changes them later.
+        :data:`sanctum.ritual.emitter.SuperstepTap`. The row it adds for a completed
+        Sigil is complete: nothing changes it later.
         """
         if self._open or self.invocation_id is None:
-            self._before_tap(invocation_id, superstep, marks[0])
-        epoch = self._epoch  # marks are perf_counter_ns(): this makes them epoch ns
-        self._tap_steps += 1
-        add_superstep, add_sigil, add_began, add_ended, add_delta, codes = self._columns
-        began = marks[0] + epoch
-        index = 0
-        for name, delta in deltas:  # Timeline.add and _snapshot, inlined: every superstep
-            if type(delta) is dict:
-                if delta:
-                    for key, item in delta.items():
-                        if type(item) not in _SCALARS or type(key) is not str:
-                            delta = jsonable(delta)
-                            break
-                    else:
-                        delta = delta.copy()
+            self._before_tap(invocation_id, superstep, began)
+        if ended is None:  # it began and never completed: a running row, settled later
+            self.omen_counts["SuperstepBegan"] += 1
+            self.omen_counts["SigilBegan"] += 1
+            self._new_row(superstep, sigil, began + self._epoch)
+            return
+        # Timeline.add and _snapshot, inlined: this runs every superstep
+        if type(delta) is dict:
+            if delta:
+                for key, item in delta.items():
+                    if type(item) not in _SCALARS or type(key) is not str:
+                        delta = jsonable(delta)
+                        break
                 else:
-                    delta = _EMPTY  # shared: nothing ever changes a recorded delta
+                    delta = delta.copy()
             else:
-                delta = jsonable(delta)
-            try:
-                code = codes[name]
-            except KeyError:
-                code = self.timeline.code(name)
-            index += 1
-            ended = marks[index] + epoch
-            add_superstep(superstep)
-            add_sigil(code)
-            add_began(began)
-            add_ended(ended)
-            add_delta(delta)
-            began = ended
+                delta = _EMPTY  # shared: nothing ever changes a recorded delta
+        else:
+            delta = jsonable(delta)
+        add_superstep, add_sigil, add_began, add_ended, add_delta, codes = self._columns
+        try:
+            code = codes[sigil]
+        except KeyError:
+            code = self.timeline.code(sigil)
+        epoch = self._epoch  # marks are perf_counter_ns(): this makes them epoch ns
+        add_superstep(superstep)
+        add_sigil(code)
+        add_began(began + epoch)
+        add_ended(ended + epoch)
+        add_delta(delta)
         if not finished:
-            self.omen_counts["SuperstepCompleted"] -= 1  # it never completed
-            if index < len(frontier):
-                self.omen_counts["SigilBegan"] += 1
-                self._new_row(superstep, str(frontier[index].name), began)
+            self.omen_counts["SuperstepCompleted"] -= 1  # the merge refused the delta
 
     def _before_tap(self, invocation_id: str, superstep: int, began: int) -> None:
         """The rare work before a tapped superstep."""
@@ -205,12 +201,10 @@ class Chronicle:
     def counts(self) -> dict[str, int]:
         """How many Omens of each class the run gave off (tapped supersteps included)."""
         counts = Counter(self.omen_counts)
-        if self._tap_steps:
-            tapped = len(self.timeline) - self._opened  # taps add completed rows only
-            counts["SuperstepBegan"] += self._tap_steps
-            counts["SuperstepCompleted"] += self._tap_steps
-            counts["SigilBegan"] += tapped
-            counts["SigilCompleted"] += tapped
+        tapped = len(self.timeline) - self._opened  # a completed row per tapped superstep
+        if tapped:
+            for kind in ("SuperstepBegan", "SigilBegan", "SigilCompleted", "SuperstepCompleted"):
+                counts[kind] += tapped
         return {name: n for name, n in sorted(counts.items()) if n > 0}
 
     def latest_at(self) -> float | None:

@@ -145,17 +145,18 @@ class _Tapped(Ward):
         self,
         invocation_id: str,
         superstep: int,
-        frontier: Any,
-        marks: list[int],
-        deltas: list[tuple[str, Any]],
+        sigil: str,
+        began: int,
+        ended: int | None,
+        delta: Any,
         finished: bool,
     ) -> None:
         assert invocation_id
-        assert len(marks) == len(deltas) + 1
-        assert marks == sorted(marks)
+        assert ended is None or ended >= began
+        assert (ended is None) == (delta is None)
         self.seen.append(f"tap:{superstep}")
-        names = [plan.name for plan in frontier]
-        self.taps.append((superstep, names, len(marks), [d for _, d in deltas], finished))
+        marks = 1 if ended is None else 2
+        self.taps.append((superstep, [sigil], marks, [] if delta is None else [delta], finished))
 
 
 def _pair() -> Ritual:

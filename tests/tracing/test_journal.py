@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sanctum.omens import SigilBegan, SigilCompleted, SigilRetried, SuperstepBegan, TokenEmitted
+from sanctum.omens import (
+    SigilBegan,
+    SigilCompleted,
+    SigilRetried,
+    SuperstepBegan,
+    SuperstepCompleted,
+    TokenEmitted,
+)
 from sanctum.tracing.document import assemble, expand
 from sanctum.tracing.journal import Chronicle
 
@@ -81,72 +88,79 @@ def test_a_long_run_marks_only_unfinished_sigils_failed() -> None:
     assert statuses.count("completed") == 48
 
 
-class _Plan:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-def test_a_tapped_superstep_reads_like_its_four_omens() -> None:
+def test_tapped_supersteps_read_like_their_four_omens() -> None:
     tapped, told = Chronicle(), Chronicle()
     base = 1_000_000_000_000_000_000
-    marks = [base, base + 2_000, base + 5_000]
-    tapped.tap("i", 3, (_Plan("a"), _Plan("b")), marks, [("a", {"x": 1}), ("b", {})], True)
-    told.record(SuperstepBegan(invocation_id="i", superstep=3, frontier=("a", "b"), timestamp=1e9))
-    told.record(SigilBegan(invocation_id="i", superstep=3, sigil="a", timestamp=1e9))
-    told.record(
-        SigilCompleted(
-            invocation_id="i", superstep=3, sigil="a", delta={"x": 1}, timestamp=1e9 + 2e-6
+    tapped.tap("i", 3, "a", base, base + 2_000, {"x": 1}, True)
+    tapped.tap("i", 4, "b", base + 2_000, base + 5_000, {}, True)
+    for step, sigil, delta, start, end in (
+        (3, "a", {"x": 1}, 1e9, 1e9 + 2e-6),
+        (4, "b", {}, 1e9 + 2e-6, 1e9 + 5e-6),
+    ):
+        told.record(
+            SuperstepBegan(invocation_id="i", superstep=step, frontier=(sigil,), timestamp=start)
         )
-    )
-    told.record(SigilBegan(invocation_id="i", superstep=3, sigil="b", timestamp=1e9 + 2e-6))
-    told.record(
-        SigilCompleted(invocation_id="i", superstep=3, sigil="b", delta={}, timestamp=1e9 + 5e-6)
-    )
+        told.record(SigilBegan(invocation_id="i", superstep=step, sigil=sigil, timestamp=start))
+        told.record(
+            SigilCompleted(
+                invocation_id="i", superstep=step, sigil=sigil, delta=delta, timestamp=end
+            )
+        )
+        told.record(SuperstepCompleted(invocation_id="i", superstep=step, aether={}, timestamp=end))
     a, b = _view(tapped), _view(told)
     assert a["deltas"] == [
         {"superstep": 3, "sigil": "a", "timestamp": a["deltas"][0]["timestamp"], "delta": {"x": 1}},
-        {"superstep": 3, "sigil": "b", "timestamp": a["deltas"][1]["timestamp"], "delta": {}},
+        {"superstep": 4, "sigil": "b", "timestamp": a["deltas"][1]["timestamp"], "delta": {}},
     ]
     assert [d["delta"] for d in a["deltas"]] == [d["delta"] for d in b["deltas"]]
-    (step,) = a["supersteps"]
-    assert step["frontier"] == ["a", "b"]
-    assert [e["duration"] for e in step["sigils"]] == [2e-6, 3e-6]
-    assert [e["status"] for e in step["sigils"]] == ["completed", "completed"]
-    assert a["omen_counts"] == {
-        "SigilBegan": 2,
-        "SigilCompleted": 2,
-        "SuperstepBegan": 1,
-        "SuperstepCompleted": 1,
-    }
+    assert [s["frontier"] for s in a["supersteps"]] == [["a"], ["b"]]
+    assert [s["frontier"] for s in b["supersteps"]] == [["a"], ["b"]]
+    assert [s["sigils"][0]["duration"] for s in a["supersteps"]] == [2e-6, 3e-6]
+    assert [s["sigils"][0]["status"] for s in a["supersteps"]] == ["completed", "completed"]
+    assert (
+        a["omen_counts"]
+        == b["omen_counts"]
+        == {
+            "SigilBegan": 2,
+            "SigilCompleted": 2,
+            "SuperstepBegan": 2,
+            "SuperstepCompleted": 2,
+        }
+    )
 
 
 def test_an_unfinished_tapped_superstep_leaves_the_culprit_running() -> None:
     chronicle = Chronicle()
-    marks = [10_000, 12_000]
-    plans = (_Plan("a"), _Plan("b"), _Plan("c"))
-    chronicle.tap("i", 1, plans, marks, [("a", {})], False)
-    (step,) = _view(chronicle)["supersteps"]
-    assert [(e["sigil"], e["status"]) for e in step["sigils"]] == [
-        ("a", "completed"),
-        ("b", "running"),
-    ]
+    chronicle.tap("i", 1, "a", 10_000, 12_000, {}, True)
+    chronicle.tap("i", 2, "b", 12_000, None, None, False)
+    first, second = _view(chronicle)["supersteps"]
+    assert [(e["sigil"], e["status"]) for e in first["sigils"]] == [("a", "completed")]
+    assert [(e["sigil"], e["status"]) for e in second["sigils"]] == [("b", "running")]
     assert _view(chronicle)["omen_counts"] == {
         "SigilBegan": 2,
         "SigilCompleted": 1,
-        "SuperstepBegan": 1,
+        "SuperstepBegan": 2,
+        "SuperstepCompleted": 1,
     }
     # the next superstep (an on_error jump) settles it as failed
-    chronicle.tap("i", 2, (_Plan("fallback"),), [20_000, 21_000], [("fallback", {})], True)
-    first, _second = _view(chronicle)["supersteps"]
-    assert first["sigils"][1]["status"] == "failed"
+    chronicle.tap("i", 3, "fallback", 20_000, 21_000, {}, True)
+    assert _view(chronicle)["supersteps"][1]["sigils"][0]["status"] == "failed"
+
+
+def test_a_refused_merge_leaves_the_tapped_superstep_uncompleted() -> None:
+    chronicle = Chronicle()
+    chronicle.tap("i", 1, "a", 10_000, 12_000, {"stray": 1}, False)
+    view = _view(chronicle)
+    assert view["deltas"][0]["delta"] == {"stray": 1}
+    assert view["omen_counts"] == {"SigilBegan": 1, "SigilCompleted": 1, "SuperstepBegan": 1}
 
 
 def test_tapped_deltas_are_copied_and_odd_ones_made_json() -> None:
     chronicle = Chronicle()
     flat: dict[str, Any] = {"n": 1}
     nested: dict[str, Any] = {"items": [1], "when": object}
-    chronicle.tap("i", 1, (_Plan("a"),), [0, 1], [("a", flat)], True)
-    chronicle.tap("i", 2, (_Plan("a"),), [2, 3], [("a", nested)], True)
+    chronicle.tap("i", 1, "a", 0, 1, flat, True)
+    chronicle.tap("i", 2, "a", 2, 3, nested, True)
     flat["n"] = 2
     nested["items"].append(2)
     deltas = [d["delta"] for d in _view(chronicle)["deltas"]]
