@@ -12,6 +12,7 @@ without a recorder the engine pays nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -56,7 +57,8 @@ class TraceRecorder(Ward):
 
     Args:
         path: The trace file to write (default ``.sanctum-trace.json`` in the current
-            folder). An existing folder means ``<folder>/<invocation_id>.sanctum-trace.json``.
+            folder). An existing folder means ``<folder>/<invocation_id>.sanctum-trace.json``
+            (``redacted-<hash>.sanctum-trace.json`` when ``redact`` masks the id).
         redact: Optional function applied to the whole document before it is written
             (e.g. ``RedactWard([...]).redact``) — Omens such as tokens, raw spell-call
             text and the caller's input never pass through the Ward pipeline.
@@ -161,7 +163,7 @@ class TraceRecorder(Ward):
         elif error is not None:
             self._error = error
         document = self._document()
-        target = self._target(document.get("invocation_id"))
+        target = self._target(self._chronicle.invocation_id, document.get("invocation_id"))
         previous = self._earlier_part(target, document)
         if previous is not None:
             document = continue_trace(previous, document)
@@ -246,12 +248,26 @@ class TraceRecorder(Ward):
                 self._previous = upgrade(earlier)  # a version 1 part is converted
         return self._previous
 
-    def _target(self, invocation_id: Any) -> Path:
-        if self.path.is_dir():
-            stem = str(invocation_id or "invocation")
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip(".")
-            return self.path / f"{safe or 'invocation'}{DEFAULT_TRACE_NAME}"
-        return self.path
+    def _target(self, invocation_id: str | None, written_id: Any) -> Path:
+        """The file to write: ``path``, or a file named after the Invocation in it.
+
+        In a folder, a redacted Invocation id is not written into the file name either:
+        the file is named ``redacted-<first 16 hex digits of its SHA-256>``, so that
+        separate Invocations still get separate files.
+        """
+        if not self.path.is_dir():
+            return self.path
+        if invocation_id is None:
+            stem = "invocation"
+        elif written_id == invocation_id:
+            stem = invocation_id
+        else:
+            stem = (
+                "redacted-"
+                + hashlib.sha256(invocation_id.encode("utf-8", "replace")).hexdigest()[:16]
+            )
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip(".")
+        return self.path / f"{safe or 'invocation'}{DEFAULT_TRACE_NAME}"
 
 
 def _encode(document: dict[str, Any]) -> list[str]:

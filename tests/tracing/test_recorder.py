@@ -414,6 +414,25 @@ async def test_a_folder_path_gets_one_file_per_invocation(tmp_path: Path) -> Non
     assert _read(recorder.written)["invocation_id"] == INV
 
 
+async def test_a_redacted_invocation_id_is_not_a_file_name_either(tmp_path: Path) -> None:
+    written = []
+    for invocation in ("secret-1", "secret-2"):
+        recorder = TraceRecorder(tmp_path, redact=RedactWard([r"secret-\d"]).redact)
+        await _feed(
+            recorder,
+            [
+                RiteBegan(invocation_id=invocation, timestamp=T0),
+                RiteManifested(invocation_id=invocation, superstep=0, aether={}),
+            ],
+        )
+        assert recorder.written is not None
+        assert "secret" not in recorder.written.name
+        assert recorder.written.name.startswith("redacted-")
+        assert _read(recorder.written)["invocation_id"] == "[REDACTED]"
+        written.append(recorder.written)
+    assert written[0] != written[1]  # two Invocations, two files
+
+
 async def test_a_new_invocation_after_manifesting_starts_afresh(tmp_path: Path) -> None:
     recorder = TraceRecorder(tmp_path / "t.json")
     await _feed(recorder, sample_run())
