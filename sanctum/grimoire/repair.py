@@ -21,6 +21,7 @@ from typing import Any
 
 from sanctum.codex.base import find_unserialisable
 from sanctum.grimoire.tome import Tome
+from sanctum.oracle._mend import loads, looks_cut_off, top_level_objects
 from sanctum.oracle.base import SpellCall
 from sanctum.oracle.robust import call_from_object, extract_json_with_mend
 
@@ -85,7 +86,10 @@ def _dump(value: Any) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
-        text = repr(value)
+        try:
+            text = repr(value)
+        except RecursionError:
+            text = f"<{type(value).__name__} nested too deeply to show>"
     return text
 
 
@@ -222,6 +226,8 @@ def _validate(arguments: dict[str, Any], parameters: Mapping[str, Any]) -> _Chec
             check.mends.append(f"dropped optional argument {key!r} sent as null")
             continue
         _check_value(key, value, schema, check)
+    if not check.problems:
+        check.problems.extend(_schema_problems(check.arguments, parameters))
     for key, value in check.arguments.items():
         # NaN, Infinity and 1e999 parse as floats but no Seal can hold them: a
         # correction, not a failed run.
@@ -233,6 +239,46 @@ def _validate(arguments: dict[str, Any], parameters: Mapping[str, Any]) -> _Chec
                 "number, a string, a boolean, null, a list or an object"
             )
     return check
+
+
+_MAX_SCHEMA_PROBLEMS = 5
+
+
+def _schema_problems(arguments: dict[str, Any], parameters: Mapping[str, Any]) -> list[str]:
+    """What the full JSON Schema finds wrong beyond the checks above (nested values).
+
+    The checks above cover names, required keys, top-level types and enums, with
+    small-model mends; this validates everything else the schema says — array items,
+    nested objects, bounds, patterns — with the jsonschema library (the dialect the
+    schema declares, Draft 2020-12 otherwise). A schema jsonschema cannot read adds
+    nothing.
+    """
+    import jsonschema  # lazy: only a spell call pays for loading it
+
+    try:
+        validator_class = jsonschema.validators.validator_for(
+            parameters, default=jsonschema.Draft202012Validator
+        )
+        schema = dict(parameters)
+        validator_class.check_schema(schema)
+        validator = validator_class(schema)
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError):
+        return []
+    problems = []
+    for error in errors[:_MAX_SCHEMA_PROBLEMS]:
+        where = _json_path(error.absolute_path)
+        if not where:
+            continue  # the top level is the simple checks' business
+        problems.append(f'argument "{where}": {error.message}')
+    return problems
+
+
+def _json_path(path: Any) -> str:
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
 
 
 def _signature(name: str, parameters: Mapping[str, Any]) -> str:
@@ -299,19 +345,43 @@ def _unknown_correction(name: str, tome: Tome | None) -> str:
     )
 
 
-def _unreadable_correction(name: str, tome: Tome | None) -> str:
+def _why_unreadable(raw: str) -> str:
+    """What is wrong with arguments text that yielded no object, for a small model."""
+    text = raw.strip()
+    if looks_cut_off(text):
+        return "its arguments stop in the middle (the text was cut off before the end)"
+    value = loads(text)
+    if isinstance(value, list):
+        return "its arguments are a JSON array, not one object of argument names to values"
+    if value is not None:
+        return f"its arguments are {_JSON_TYPES.get(_json_type(value), 'a value')}, not an object"
+    if len(top_level_objects(text, 3)) > 1:
+        return "its arguments are several JSON objects one after another (one call each)"
+    return "its arguments are not valid JSON"
+
+
+def _json_type(value: Any) -> str:
+    for kind in ("boolean", "integer", "number", "string", "null"):
+        if _is(value, kind):
+            return kind
+    return "object"
+
+
+def _unreadable_correction(name: str, tome: Tome | None, raw: str = "") -> str:
+    why = _why_unreadable(raw)
     if tome is not None and name in tome:
         parameters = tome.get(name).parameters
         example = _dump({"spell": name, "arguments": json.loads(_example({}, parameters, False))})
         return (
-            f"Your call to the spell {name} could not be read: its arguments are not valid "
-            "JSON. Send the call again with the arguments as one JSON object, using double "
-            f"quotes and no trailing commas, for example: {example}. "
+            f"Your call to the spell {name} could not be read: {why}. Send the whole call "
+            "again with the arguments as one JSON object, "
+            f"using double quotes and no trailing commas, for example: {example}. "
             f"{_signature(name, parameters)}"
         )
+    why = why.replace("its arguments are", "it is").replace("its arguments stop", "it stops")
     return (
-        "Your spell call could not be read: it is not valid JSON. Send it again as one "
-        'JSON object with double quotes, like {"spell": "NAME", "arguments": {...}}. '
+        f"Your spell call could not be read: {why}. Send it again as one JSON object with "
+        'double quotes, like {"spell": "NAME", "arguments": {...}}. '
         f"The available spells are: {_available(tome)}."
     )
 
@@ -361,6 +431,19 @@ def _unwrap(
     return None
 
 
+def _concatenated(raw: str) -> bool:
+    """Whether ``raw`` is several JSON objects one after another (``{...}{...}``).
+
+    Some servers join the arguments of parallel calls into one string; taking the
+    first object would drop the others without a word.
+    """
+    text = raw.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    spans = top_level_objects(text, 3)
+    return len(spans) > 1 and spans[0][0] == 0 and spans[-1][1] == len(text)
+
+
 def _raw(value: Any) -> str:
     text = value if isinstance(value, str) else _dump(value)
     return text
@@ -389,6 +472,20 @@ def repair_spell_call(call: SpellCall, tome: Tome | None) -> RepairOutcome:
     Returns:
         A :class:`RepairOutcome` holding the executable call or the correction.
     """
+    try:
+        return _repair(call, tome)
+    except RecursionError:  # arguments nested thousands deep, built in Python
+        return RepairOutcome(
+            correction=(
+                f"The spell {call.spell} was not cast because its arguments are nested too "
+                "deeply to read. Send flat arguments: one JSON object of argument names to "
+                "plain values."
+            ),
+            raw=f"<arguments of {call.spell!r} nested too deeply to show>",
+        )
+
+
+def _repair(call: SpellCall, tome: Tome | None) -> RepairOutcome:
     name = call.spell.strip() if isinstance(call.spell, str) else ""
     arguments: Any = call.arguments
     mends: list[str] = []
@@ -399,14 +496,18 @@ def repair_spell_call(call: SpellCall, tome: Tome | None) -> RepairOutcome:
         arguments = {MALFORMED_KEY: arguments}
     elif not isinstance(arguments, Mapping):
         arguments = {MALFORMED_KEY: _dump(arguments)}
-    arguments = dict(arguments)
+    arguments = {k if isinstance(k, str) else _dump(k): v for k, v in arguments.items()}
+    if len(arguments) == 1 and str(arguments.get(MALFORMED_KEY, "?")).strip() in ("", "null"):
+        arguments = {}  # "arguments": "" or "null" on the wire: no arguments at all
 
     # (1) local repair of malformed JSON
     if MALFORMED_KEY in arguments:
         raw = _raw(arguments[MALFORMED_KEY])
+        if _concatenated(raw):
+            return RepairOutcome(correction=_unreadable_correction(name, tome, raw), raw=raw)
         recovered, how = extract_json_with_mend(raw)
         if recovered is None:
-            return RepairOutcome(correction=_unreadable_correction(name, tome), raw=raw)
+            return RepairOutcome(correction=_unreadable_correction(name, tome, raw), raw=raw)
         full = None if _is_arguments_of(name, recovered, tome) else call_from_object(recovered)
         if full is not None:
             if name and full.spell != name:
@@ -417,7 +518,9 @@ def repair_spell_call(call: SpellCall, tome: Tome | None) -> RepairOutcome:
             if MALFORMED_KEY in arguments:
                 inner, inner_how = extract_json_with_mend(_raw(arguments[MALFORMED_KEY]))
                 if inner is None:
-                    return RepairOutcome(correction=_unreadable_correction(name, tome), raw=raw)
+                    return RepairOutcome(
+                        correction=_unreadable_correction(name, tome, raw), raw=raw
+                    )
                 arguments = inner
                 mends.append(f"decoded arguments double-encoded as a JSON string ({inner_how})")
         else:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sanctum.aether import AetherSchema, Conduit, append
 from sanctum.codex.base import find_unserialisable
 from sanctum.errors import SpellCallParseError, SpellExecutionError
-from sanctum.grimoire.repair import repair_spell_call
+from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
@@ -79,6 +79,41 @@ def _consultation(role: str, transcript: Sequence[Message]) -> list[Message]:
         head["content"] = f"{role}\n\n{head.get('content') or ''}".rstrip()
         return [head, *messages[1:]]
     return [{"role": "system", "content": role}, *messages]
+
+
+def _as_sent(transcript: Sequence[Message], tome: Tome | None) -> list[Message]:
+    """The transcript as the Oracle is shown it: calls mended locally appear mended.
+
+    The Aether keeps what the model really wrote (a call whose arguments did not parse
+    is stored flagged ``__malformed_json__``, so every Seal shows it); the Oracle is
+    shown the call that was cast, so that it learns from a well-formed example rather
+    than from its own slip. Calls that were rejected are shown as written (the
+    correction that follows refers to them).
+    """
+    shown: list[Message] = []
+    for message in transcript:
+        calls = message.get("spell_calls") if message.get("role") == "assistant" else None
+        if not calls or not any(_is_malformed(entry) for entry in calls):
+            shown.append(message)
+            continue
+        mended_calls = []
+        for entry in calls:
+            if _is_malformed(entry):
+                outcome = repair_spell_call(_as_call(entry), tome)
+                if outcome.call is not None:
+                    entry = {
+                        **entry,
+                        "spell": outcome.call.spell,
+                        "arguments": outcome.call.arguments,
+                    }
+            mended_calls.append(entry)
+        shown.append({**message, "spell_calls": mended_calls})
+    return shown
+
+
+def _is_malformed(entry: Any) -> bool:
+    arguments = entry.get("arguments") if isinstance(entry, Mapping) else None
+    return isinstance(arguments, Mapping) and MALFORMED_KEY in arguments
 
 
 def _render(result: Any) -> str:
@@ -166,7 +201,7 @@ def summon(
     async def consult(aether: Mapping[str, Any]) -> dict[str, Any]:
         transcript = list(aether.get("messages") or [])
         schemas = tome.schemas() if tome is not None and len(tome) else None
-        response = await voice.generate(_consultation(role, transcript), schemas)
+        response = await voice.generate(_consultation(role, _as_sent(transcript, tome)), schemas)
         text = response.text or ""
         calls = list(response.spell_calls)
         if not calls and schemas and text:

@@ -17,10 +17,13 @@ __all__ = [
     "TOOL_CALL_CLOSE",
     "TOOL_CALL_OPEN",
     "candidates",
+    "closes_single_quote",
     "json_repair_tier",
     "loads",
+    "looks_cut_off",
     "normalise",
     "simple_mends",
+    "top_level_objects",
 ]
 
 TOOL_CALL_OPEN = "<tool_call>"
@@ -75,7 +78,7 @@ def simple_mends(candidate: str) -> list[tuple[str, str]]:
     if missing > 0:
         plural = "s" if missing > 1 else ""
         mends.append((closed, f"appended {missing} missing closing brace{plural}"))
-    if '"' not in candidate and "'" in candidate:
+    if '"' not in candidate and "'" in candidate and "\\'" not in candidate:
         mends.append((candidate.replace("'", '"'), "swapped single quotes for double quotes"))
         if missing > 0:
             mends.append(
@@ -87,15 +90,27 @@ def simple_mends(candidate: str) -> list[tuple[str, str]]:
     return mends
 
 
+class _Truncated(Exception):
+    """The text ends inside a string or before a value: it was cut off."""
+
+
 def normalise(candidate: str) -> tuple[str, int] | None:
     """Rewrite JSON-ish text into JSON in one linear pass (string-aware).
 
     Starts at the first ``{`` and stops where that object closes. Converts
     single-quoted strings, Python literals (True/False/None), bare keys and trailing
-    commas; drops ``//`` comments; closes an unterminated string and every bracket
-    left open. Returns the rewritten text and the maximum nesting depth seen, or
-    ``None`` when there is no ``{``.
+    commas; drops ``//`` comments; closes every bracket left open. Returns the
+    rewritten text and the maximum nesting depth seen, or ``None`` when there is no
+    ``{`` or the text was cut off inside a string or right after a key: a value that
+    may be incomplete is never guessed (a truncated path or command must not run).
     """
+    try:
+        return _normalise(candidate)
+    except _Truncated:
+        return None
+
+
+def _normalise(candidate: str) -> tuple[str, int] | None:
     start = candidate.find("{")
     if start < 0:
         return None
@@ -156,7 +171,7 @@ def normalise(candidate: str) -> tuple[str, int] | None:
         i += 1
     text = "".join(out).rstrip(", \t\r\n")
     if text.endswith(":"):
-        text += " null"
+        raise _Truncated
     return text + "".join(reversed(stack)), depth
 
 
@@ -175,11 +190,7 @@ def _copy_string(text: str, i: int, out: list[str]) -> int:
                 out.append(text[i : j + 1])
                 return j + 1
             j += 1
-        body = text[i + 1 :]
-        if body.endswith("\\"):
-            body = body[:-1]
-        out.append('"' + body + '"')
-        return n
+        raise _Truncated
     parts: list[str] = ['"']
     while j < n:
         c = text[j]
@@ -188,13 +199,28 @@ def _copy_string(text: str, i: int, out: list[str]) -> int:
             parts.append("'" if nxt == "'" else c + nxt)
             j += 2
             continue
-        if c == "'":
+        if c == "'" and closes_single_quote(text, j):
             break
         parts.append('\\"' if c == '"' else c)
         j += 1
+    if j >= n:  # never closed: the text was cut off inside this string
+        raise _Truncated
     parts.append('"')
     out.append("".join(parts))
-    return min(j + 1, n)
+    return j + 1
+
+
+def closes_single_quote(text: str, i: int) -> bool:
+    """Whether the ``'`` at ``text[i]`` ends a single-quoted string.
+
+    It does when what follows (after spaces) can follow a JSON value or key — ``,``
+    ``}`` ``]`` ``:`` or the end — so that the apostrophe in ``'don't'`` stays text.
+    """
+    j = i + 1
+    n = len(text)
+    while j < n and text[j] in " \t\r\n":
+        j += 1
+    return j >= n or text[j] in ",}]:"
 
 
 def _nesting_depth(text: str) -> int:
@@ -219,10 +245,68 @@ def json_repair_tier(candidate: str) -> Any:
         import json_repair  # lazy: a third-party package, never loaded by `import sanctum`
     except ImportError:  # pragma: no cover - json-repair is a core dependency
         return None
+    text = candidate[candidate.find("{") :]
+    words = _quoted_words(text)
+    if words is None:
+        return None
     try:
-        return json_repair.loads(candidate[candidate.find("{") :])
+        value = json_repair.loads(text)
     except Exception:  # the library must never break the repair layer
         return None
+    try:
+        written = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    kept = set(_WORD.findall(written))
+    if not words <= kept:
+        return None  # it dropped quoted text ("a" "b" -> "a"): a guess, not a mend
+    return value
+
+
+_WORD = re.compile(r"\w+")
+
+
+def looks_cut_off(text: str) -> bool:
+    """Whether JSON-ish ``text`` stops inside a string or right after a key (one pass)."""
+    start = text.find("{")
+    return start >= 0 and _quoted_words(text[start:]) is None
+
+
+def _quoted_words(text: str) -> set[str] | None:
+    """The words inside the quoted strings of ``text``, or None when it looks cut off.
+
+    Cut off means: it ends inside a string, or a key has no value (``"a": }`` or a
+    trailing ``"a":``). json_repair would fill those in (an empty string, a closed
+    string); the repair layer asks the model again instead. One linear pass.
+    """
+    words: set[str] = set()
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch == '"' or ch == "'":
+            j = i + 1
+            while j < n:
+                c = text[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == ch and (ch == '"' or closes_single_quote(text, j)):
+                    break
+                j += 1
+            if j >= n:
+                return None
+            words.update(_WORD.findall(text[i + 1 : j]))
+            i = j + 1
+            continue
+        if ch == ":":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j >= n or text[j] in ",}]":
+                return None
+        i += 1
+    return words
 
 
 def candidates(text: str) -> list[tuple[str, str]]:
@@ -245,3 +329,43 @@ def candidates(text: str) -> list[tuple[str, str]]:
             seen.add(candidate)
             unique.append((candidate, where))
     return unique
+
+
+def top_level_objects(text: str, limit: int) -> list[tuple[int, int]]:
+    """Spans of balanced top-level ``{...}`` regions, in one string-aware pass.
+
+    Inside a region, double- and single-quoted strings are skipped (a ``'`` closes a
+    string only where :func:`closes_single_quote` says so), so a brace inside a value
+    never splits or joins calls. At most ``limit`` spans.
+    """
+    spans: list[tuple[int, int]] = []
+    depth = 0
+    start = -1
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if depth and (ch == '"' or ch == "'"):
+            j = i + 1
+            while j < n:
+                c = text[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == ch and (ch == '"' or closes_single_quote(text, j)):
+                    break
+                j += 1
+            i = j + 1
+            continue
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+                if len(spans) >= limit:
+                    break
+        i += 1
+    return spans

@@ -138,7 +138,7 @@ def _spell_calls(raw_calls: Any) -> list[SpellCall]:
         call_id = raw.get("id") or f"call_{uuid.uuid4().hex[:12]}"
         calls.append(
             SpellCall(
-                spell=str(function.get("name", "")),
+                spell=str(function.get("name") or ""),
                 arguments=_parse_arguments(function.get("arguments")),
                 call_id=str(call_id),
             )

@@ -174,7 +174,7 @@ def parse_openai_message(message: Mapping[str, Any]) -> tuple[str, list[SpellCal
             function = function if isinstance(function, dict) else {}
             calls.append(
                 SpellCall(
-                    spell=str(function.get("name", "")),
+                    spell=str(function.get("name") or ""),
                     arguments=parse_arguments(function.get("arguments")),
                     call_id=str(raw.get("id") or f"call_{uuid.uuid4().hex[:12]}"),
                 )

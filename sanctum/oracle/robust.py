@@ -31,6 +31,7 @@ from sanctum.oracle._mend import (
     loads,
     normalise,
     simple_mends,
+    top_level_objects,
 )
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
 
@@ -54,12 +55,12 @@ MAX_MODEL_OUTPUT_CHARS = 2 * 1024 * 1024
 SPELL_CALL_OPEN = "<spell_call>"
 SPELL_CALL_CLOSE = "</spell_call>"
 
-_MAX_BLOCKS = 32
+_MAX_BLOCKS = 64
 _NAME_HINT = re.compile(
     r"""["']?(?:spell|name)["']?[ \t]*:[ \t]*["']([A-Za-z0-9_.\-]{1,128})["']"""
 )
-_CALL_ARG_KEYS = ("arguments", "args", "parameters", "input")
-_CALL_EXTRA_KEYS = frozenset({"call_id", "id", "type"})
+_CALL_ARG_KEYS = ("arguments", "args", "parameters", "input", "tool_input")
+_CALL_NAME_KEYS = ("name", "tool", "tool_name", "function")
 
 # --------------------------------------------------------------------------- extract_json
 
@@ -214,44 +215,85 @@ def _spell_name(value: object) -> str | None:
     return None
 
 
-def call_from_object(obj: Mapping[str, Any]) -> SpellCall | None:
+def call_from_object(obj: Mapping[str, Any], *, delimited: bool = False) -> SpellCall | None:
     """Read a full call object (``{"spell": ..., "arguments": {...}}``) into a SpellCall.
 
-    Accepts the shapes small models produce: ``spell`` or ``name`` (``name`` only with
-    an arguments key, so a plain argument called ``name`` is not mistaken for a call),
-    ``arguments``/``args``/``parameters``/``input``, and OpenAI's nested
-    ``{"function": {"name", "arguments"}}``. Arguments that are not an object (for
-    instance double-encoded as a JSON string) are kept as
+    Accepts the shapes small models produce: ``spell`` or ``name`` (also ``tool``,
+    ``tool_name`` or ``function`` as a string; these only with an arguments key, or
+    inside a delimited block, so that a plain argument called ``name`` is not mistaken
+    for a call), ``arguments``/``args``/``parameters``/``input``/``tool_input``, and
+    OpenAI's nested ``{"function": {"name", "arguments"}}``. Arguments flattened into
+    the call (``{"spell": "x", "city": "Paris"}``) are gathered, ``id`` and ``type``
+    included (only ``call_id``, or ``"type": "function"``, is taken as call metadata
+    there). ``args``/``parameters``/``input``/``tool_input`` holding a plain value
+    rather than an object are an argument of that name, flattened. Arguments that are
+    not an object (for instance double-encoded as a JSON string) are kept as
     ``{"__malformed_json__": text}`` for the repair layer.
 
     Args:
         obj: A parsed JSON object.
+        delimited: The object came from a delimited block (``<spell_call>``,
+            ``<tool_call>``): any of the name keys names the spell.
 
     Returns:
         The call, or ``None`` when ``obj`` does not look like a call.
     """
     function = obj.get("function")
     if isinstance(function, Mapping) and _spell_name(function.get("name")):
-        return call_from_object({"name": function["name"], **_arguments_of(function)})
-    arg_keys = [k for k in _CALL_ARG_KEYS if k in obj]
-    name = _spell_name(obj.get("spell"))
-    if name is None and arg_keys:
-        name = _spell_name(obj.get("name")) or _spell_name(obj.get("tool"))
-    if name is None:
+        return call_from_object(
+            {"name": function["name"], **_arguments_of(function)}, delimited=True
+        )
+    container = next((k for k in _CALL_ARG_KEYS if k in obj and _holds_arguments(k, obj[k])), None)
+    name_key = "spell" if _spell_name(obj.get("spell")) else None
+    if name_key is None and (container is not None or delimited):
+        name_key = next((k for k in _CALL_NAME_KEYS if _spell_name(obj.get(k))), None)
+    if name_key is None:
         return None
-    raw_id = obj.get("call_id", obj.get("id"))
-    call_id = str(raw_id) if isinstance(raw_id, str | int) and raw_id != "" else None
+    name = _spell_name(obj[name_key])
+    assert name is not None
     arguments: Any
-    if arg_keys:
-        arguments = obj[arg_keys[0]]
+    if container is not None:
+        raw_id = obj.get("call_id", obj.get("id"))
+        arguments = obj[container]
     else:  # {"spell": "x", "city": "Paris"}: the arguments were flattened into the call
-        arguments = {k: v for k, v in obj.items() if k != "spell" and k not in _CALL_EXTRA_KEYS}
+        raw_id = obj.get("call_id")
+        arguments = {
+            k: v
+            for k, v in obj.items()
+            if k not in (name_key, "call_id") and not (k == "type" and v == "function")
+        }
+    call_id = str(raw_id) if isinstance(raw_id, str | int) and raw_id != "" else None
     if arguments is None:
         arguments = {}
     if isinstance(arguments, Mapping):
         return SpellCall(spell=name, arguments=dict(arguments), call_id=call_id)
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return SpellCall(spell=name, arguments={"__malformed_json__": raw}, call_id=call_id)
+
+
+def _holds_arguments(key: str, value: Any) -> bool:
+    """Whether ``obj[key]`` is the call's arguments rather than one flattened argument."""
+    if key == "arguments" or value is None or isinstance(value, Mapping | list):
+        return True
+    if isinstance(value, str):
+        head = value.strip()[:1]
+        return head in ("{", "[") or value.strip() in ("", "null")
+    return False
+
+
+def calls_in_object(obj: Mapping[str, Any], *, delimited: bool = False) -> list[SpellCall]:
+    """Every call an object holds: itself, or each of a ``{"tool_calls": [...]}`` list."""
+    wrapped = obj.get("tool_calls")
+    if isinstance(wrapped, list) and "spell" not in obj and "name" not in obj:
+        calls = [
+            call
+            for item in wrapped[:_MAX_BLOCKS]
+            if isinstance(item, Mapping)
+            and (call := call_from_object(item, delimited=True)) is not None
+        ]
+        return calls
+    call = call_from_object(obj, delimited=delimited)
+    return [] if call is None else [call]
 
 
 def _arguments_of(function: Mapping[str, Any]) -> dict[str, Any]:
@@ -261,99 +303,131 @@ def _arguments_of(function: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _block_call(raw: str) -> SpellCall:
-    """One delimited block -> a SpellCall (flagged malformed when it does not parse)."""
-    obj = extract_json(raw)
+def _block_calls(raw: str, name: str | None = None) -> list[SpellCall]:
+    """One delimited block -> its SpellCalls (one flagged malformed when nothing parses).
+
+    A block may hold one call object, a JSON array of them, several objects one after
+    another, or a ``{"tool_calls": [...]}`` wrapper; a block opened by a tag naming the
+    spell (``<function=NAME>``, ``[TOOL_CALLS]NAME[ARGS]``) holds its arguments.
+    """
+    body = raw.strip()
+    if name is not None:
+        obj = extract_json(body) if body else {}
+        if obj is not None:
+            return [SpellCall(spell=name, arguments=obj)]
+        return [SpellCall(spell=name, arguments={"__malformed_json__": body})]
+    whole = loads(body)
+    if isinstance(whole, list) and whole and all(isinstance(item, Mapping) for item in whole):
+        listed = [c for item in whole[:_MAX_BLOCKS] for c in calls_in_object(item, delimited=True)]
+        if listed:
+            return listed
+    spans = top_level_objects(body, _MAX_BLOCKS)
+    if len(spans) > 1:
+        several = []
+        for start, end in spans:
+            obj = extract_json(body[start:end])
+            several.extend(calls_in_object(obj, delimited=True) if obj is not None else [])
+        if len(several) > 1:
+            return several
+    obj = extract_json(body)
     if obj is not None:
-        call = call_from_object(obj)
-        if call is not None:
-            return call
-    hint = _NAME_HINT.search(raw[:4096])
-    name = hint.group(1) if hint else ""
-    return SpellCall(spell=name, arguments={"__malformed_json__": raw.strip()})
+        calls = calls_in_object(obj, delimited=True)
+        if calls:
+            return calls
+    hint = _NAME_HINT.search(body[:4096])
+    return [SpellCall(spell=hint.group(1) if hint else "", arguments={"__malformed_json__": body})]
 
 
-def _split_blocks(text: str) -> tuple[str, list[str]]:
-    """Cut ``<spell_call>``/``<tool_call>`` blocks out of ``text``; return prose and bodies."""
+_THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+"""A reasoning section (to its end, or to the end of the text when never closed)."""
+
+_BLOCK_OPEN = re.compile(
+    r"<spell_call>|<tool_call>|<function=([A-Za-z0-9_.\-]{1,128})>"
+    r"|\[TOOL_CALLS\][ \t]*([A-Za-z0-9_.\-]{1,128})[ \t]*\[ARGS\]"
+)
+"""Where a delimited call begins: the two block tags, then openers that name the spell
+(Llama 3.1's ``<function=NAME>``, Mistral's ``[TOOL_CALLS]NAME[ARGS]``)."""
+
+_BLOCK_CLOSE = {SPELL_CALL_OPEN: SPELL_CALL_CLOSE, TOOL_CALL_OPEN: TOOL_CALL_CLOSE}
+
+
+def _mask_thinking(text: str) -> str:
+    """``text`` with every reasoning section blanked out (same length, same offsets).
+
+    What a model drafts while thinking aloud is not a call: only the answer is parsed.
+    """
+    if "<" not in text:
+        return text
+    return _THINKING.sub(lambda match: " " * len(match.group(0)), text)
+
+
+def _split_blocks(text: str, masked: str) -> tuple[str, list[tuple[str, str | None]]]:
+    """Cut delimited blocks out of ``text``; return the prose and ``(body, name)`` pairs.
+
+    Blocks are found in ``masked`` (reasoning blanked out) and cut from ``text``. A
+    block ends at its closing tag, or where the next block opens, or at the end. At
+    most 64 blocks: the rest of the text stays prose.
+    """
     prose: list[str] = []
-    bodies: list[str] = []
+    bodies: list[tuple[str, str | None]] = []
     pos = 0
     n = len(text)
-    while pos < n and len(bodies) < _MAX_BLOCKS:
-        a = text.find(SPELL_CALL_OPEN, pos)
-        b = text.find(TOOL_CALL_OPEN, pos)
-        if a < 0 and b < 0:
-            break
-        if b < 0 or (0 <= a < b):
-            start, open_tag, close_tag = a, SPELL_CALL_OPEN, SPELL_CALL_CLOSE
-        else:
-            start, open_tag, close_tag = b, TOOL_CALL_OPEN, TOOL_CALL_CLOSE
-        prose.append(text[pos:start])
-        body_start = start + len(open_tag)
-        end = text.find(close_tag, body_start)
+    opened = _BLOCK_OPEN.search(masked, pos)
+    while opened is not None and len(bodies) < _MAX_BLOCKS:
+        prose.append(text[pos : opened.start()])
+        body_start = opened.end()
+        following = _BLOCK_OPEN.search(masked, body_start)
+        limit = following.start() if following is not None else n
+        tag = opened.group(0)
+        close = _BLOCK_CLOSE.get(tag, "</function>" if opened.group(1) else "")
+        end = masked.find(close, body_start, limit) if close else -1
+        name = opened.group(1) or opened.group(2)
         if end < 0:
-            bodies.append(text[body_start:])
-            pos = n
+            bodies.append((text[body_start:limit], name))
+            pos = limit
         else:
-            bodies.append(text[body_start:end])
-            pos = end + len(close_tag)
+            bodies.append((text[body_start:end], name))
+            pos = end + len(close)
+        opened = following  # a block never runs past the next opener
     prose.append(text[pos:])
     return "".join(prose), bodies
 
 
-def _top_level_objects(text: str, limit: int) -> list[tuple[int, int]]:
-    """Spans of balanced top-level ``{...}`` regions, string-aware, in one pass."""
-    spans: list[tuple[int, int]] = []
-    depth = 0
-    start = -1
-    quote = ""
-    escaped = False
-    for i, ch in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == quote:
-                quote = ""
-            continue
-        if ch == '"' and depth:
-            quote = ch
-        elif ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i + 1))
-                if len(spans) >= limit:
-                    break
-    return spans
+def _bare_calls(text: str, masked: str) -> tuple[str, list[SpellCall]]:
+    """Calls written as bare JSON (no delimiters), routed as malformed for the repair layer.
 
-
-def _bare_calls(text: str) -> tuple[str, list[SpellCall]]:
-    """Calls written as bare JSON (no delimiters), routed as malformed for the repair layer."""
-    spans = _top_level_objects(text, _MAX_BLOCKS)
+    Objects are looked for in ``masked`` (reasoning blanked out). Each call keeps the
+    text it came from as its ``__malformed_json__`` value (a call from a
+    ``{"tool_calls": [...]}`` wrapper, its own object as JSON), so the repair layer
+    recovers it and reports the mend.
+    """
+    spans = top_level_objects(masked, _MAX_BLOCKS)
     calls: list[SpellCall] = []
     kept: list[tuple[int, int]] = []
-    if len(spans) > 1:
-        for start, end in spans:
-            chunk = text[start:end]
-            obj = extract_json(chunk)
-            call = call_from_object(obj) if obj is not None else None
-            if call is not None:
-                calls.append(SpellCall(call.spell, {"__malformed_json__": chunk}, call.call_id))
-                kept.append((start, end))
+    for start, end in spans:
+        chunk = text[start:end]
+        obj = extract_json(chunk)
+        found = calls_in_object(obj) if obj is not None else []
+        if not found:
+            continue
+        wrapped = obj is not None and len(found) >= 1 and "tool_calls" in obj
+        for call in found:
+            raw = _dumps_call(call) if wrapped else chunk
+            calls.append(SpellCall(call.spell, {"__malformed_json__": raw}, call.call_id))
+        kept.append((start, end))
     if not calls:
-        obj = extract_json(text)
-        call = call_from_object(obj) if obj is not None else None
-        if call is None:
+        obj = extract_json(masked)
+        found = calls_in_object(obj) if obj is not None else []
+        if not found:
             return text, []
-        calls.append(SpellCall(call.spell, {"__malformed_json__": text.strip()}, call.call_id))
-        first = text.find("{")
-        last = text.rfind("}")
+        first = masked.find("{")
+        last = masked.rfind("}")
         kept = [(first, len(text) if last < first else last + 1)]
+        chunk = text[kept[0][0] : kept[0][1]].strip()
+        wrapped = obj is not None and "tool_calls" in obj
+        for call in found:
+            raw = _dumps_call(call) if wrapped else chunk
+            calls.append(SpellCall(call.spell, {"__malformed_json__": raw}, call.call_id))
     prose: list[str] = []
     pos = 0
     for start, end in kept:
@@ -364,15 +438,22 @@ def _bare_calls(text: str) -> tuple[str, list[SpellCall]]:
     return " ".join(piece for piece in pieces if piece), calls
 
 
+def _dumps_call(call: SpellCall) -> str:
+    return json.dumps({"spell": call.spell, "arguments": call.arguments}, ensure_ascii=False)
+
+
 def parse_spell_blocks(text: str) -> tuple[str, list[SpellCall]]:
     """Split a prompted answer into prose and SpellCalls.
 
-    Every ``<spell_call>...</spell_call>`` block (and, for models trained on it, every
-    ``<tool_call>...</tool_call>`` block) is parsed with :func:`extract_json`; blocks
+    Every ``<spell_call>...</spell_call>`` block (and, for models trained on them,
+    every ``<tool_call>...</tool_call>``, ``<function=NAME>...</function>`` and
+    ``[TOOL_CALLS]NAME[ARGS]{...}`` block) is parsed with :func:`extract_json`; blocks
     that still refuse to parse become SpellCalls flagged ``"__malformed_json__"``, so
-    the repair layer treats prompted failures exactly like native ones. An unclosed
-    block runs to the end of the text. The prose outside the blocks is returned as the
-    response text.
+    the repair layer treats prompted failures exactly like native ones. A block may
+    hold several calls (a JSON array, objects one after another, a ``tool_calls``
+    list). An unclosed block runs to the next block or the end of the text. Reasoning
+    sections (``<think>...</think>``) are never searched for calls. The prose outside
+    the blocks is returned as the response text.
 
     When no blocks are present but the answer holds JSON objects carrying a ``"spell"``
     name (small models often ignore the delimiters), each is routed through the repair
@@ -384,7 +465,7 @@ def parse_spell_blocks(text: str) -> tuple[str, list[SpellCall]]:
 
     Returns:
         ``(prose, calls)``: the text outside the blocks (stripped) and the calls in
-        order (at most 32). Text over :data:`MAX_MODEL_OUTPUT_CHARS` yields
+        order (at most 64). Text over :data:`MAX_MODEL_OUTPUT_CHARS` yields
         ``(text, [])``.
     """
     given: object = text
@@ -392,10 +473,12 @@ def parse_spell_blocks(text: str) -> tuple[str, list[SpellCall]]:
         return "", []
     if len(text) > MAX_MODEL_OUTPUT_CHARS:
         return text, []
-    prose, bodies = _split_blocks(text)
+    masked = _mask_thinking(text)
+    prose, bodies = _split_blocks(text, masked)
     if bodies:
-        return prose.strip(), [_block_call(body) for body in bodies]
-    return _bare_calls(text)
+        calls = [call for body, name in bodies for call in _block_calls(body, name)]
+        return prose.strip(), calls[:_MAX_BLOCKS]
+    return _bare_calls(text, masked)
 
 
 # --------------------------------------------------------------------------- the wrapper

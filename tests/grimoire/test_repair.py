@@ -216,3 +216,43 @@ def test_non_finite_numbers_get_a_correction_not_a_failed_run(bad: object) -> No
     assert outcome.correction is not None
     assert '"x' in outcome.correction
     assert "finite number" in outcome.correction
+
+
+def _correction(arguments: Any, name: str = "add") -> str:
+    outcome = repair_spell_call(SpellCall(name, arguments), corpus_tome())
+    assert outcome.correction is not None, outcome
+    return outcome.correction
+
+
+def test_array_items_and_nested_values_follow_the_whole_schema() -> None:
+    correction = _correction({"query": "x", "tags": ["ok", 1]}, "search_notes")
+    assert 'argument "tags[1]"' in correction
+    assert "is not of type 'string'" in correction
+    fine = repair_spell_call(
+        SpellCall("search_notes", {"query": "x", "tags": ["a"]}), corpus_tome()
+    )
+    assert fine.ok
+
+
+def test_unreadable_arguments_say_what_is_wrong() -> None:
+    assert "cut off" in _correction({MALFORMED_KEY: '{"a": 1, "b": "2'})
+    assert "a JSON array" in _correction({MALFORMED_KEY: "[1, 2]"})
+    assert "several JSON objects" in _correction({MALFORMED_KEY: '{"a":1,"b":2}{"a":3,"b":4}'})
+    assert "not valid JSON" in _correction({MALFORMED_KEY: "a is one"})
+
+
+def test_empty_or_null_wire_arguments_mean_no_arguments() -> None:
+    for text in ("", "null", "  "):
+        outcome = repair_spell_call(SpellCall("get_time", {MALFORMED_KEY: text}), corpus_tome())
+        assert outcome.call == SpellCall("get_time", {})
+
+
+def test_odd_python_arguments_never_raise() -> None:
+    odd: dict[Any, Any] = {1: "x", "a": 1, "b": 2}
+    assert "unexpected argument" in _correction(odd)
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    outcome = repair_spell_call(SpellCall("search_notes", {"query": deep}), corpus_tome())
+    assert outcome.correction is not None
+    assert outcome.raw

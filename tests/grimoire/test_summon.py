@@ -125,6 +125,17 @@ async def test_malformed_json_is_repaired_locally_with_an_omen() -> None:
     assert len(oracle.calls) == 2  # no extra round trip
 
 
+async def test_the_oracle_is_shown_the_mended_call_and_the_aether_keeps_the_raw_one() -> None:
+    raw = "{'a': 2, 'b': 3"
+    oracle = ScriptedOracle([call("add", {"__malformed_json__": raw}, "c1"), "5."])
+    final, _omens = await run(summon(oracle, corpus_tome()))
+    assert final["messages"][1]["spell_calls"][0]["arguments"] == {"__malformed_json__": raw}
+    shown = oracle.calls[1][0]
+    (turn,) = [m for m in shown if m.get("spell_calls")]
+    assert turn["spell_calls"][0]["arguments"] == {"a": 2, "b": 3}
+    assert turn["spell_calls"][0]["call_id"] == "c1"
+
+
 async def test_unknown_spells_become_corrections_and_the_loop_recovers() -> None:
     oracle = ScriptedOracle(
         [call("ad", {"a": 2, "b": 3}, "c1"), call("add", {"a": 2, "b": 3}, "c2"), "5."]

@@ -70,7 +70,7 @@ def test_parse_spell_blocks_survives_pathological_text(name: str) -> None:
     prose, calls = parse_spell_blocks(PATHOLOGICAL[name])
     assert isinstance(prose, str)
     assert isinstance(calls, list)
-    assert len(calls) <= 32
+    assert len(calls) <= 64
     assert all(isinstance(c, SpellCall) and isinstance(c.arguments, dict) for c in calls)
 
 
@@ -87,9 +87,10 @@ def test_the_expected_answers_on_simple_pathologies() -> None:
     assert extract_json('"' * MEGABYTE) is None
     assert extract_json("```json\n" * 1000) is None
     assert extract_json("```json\n" + '{"a": 1}') == {"a": 1}  # unterminated fence
+    # each unclosed block ends where the next opens: three empty (unreadable) calls
     assert parse_spell_blocks("<spell_call>" * 3) == (
         "",
-        [SpellCall("", {"__malformed_json__": "<spell_call><spell_call>"})],
+        [SpellCall("", {"__malformed_json__": ""})] * 3,
     )
 
 

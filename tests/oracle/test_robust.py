@@ -103,7 +103,12 @@ def test_tolerant_tiers_for_small_models() -> None:
         "none": None,
     }
     assert extract_json('{name: "x", count: 2}') == {"name": "x", "count": 2}
-    assert extract_json('{"a": [1, {"b": "unterminated') == {"a": [1, {"b": "unterminated"}]}
+    assert extract_json('{"a": [1, {"b": "complete"') == {"a": [1, {"b": "complete"}]}
+    # a value cut off mid-string, or a key with no value, is never guessed
+    assert extract_json('{"a": [1, {"b": "unterminated') is None
+    assert extract_json('{"city": "San Fran') is None
+    assert extract_json('{"query": }') is None
+    assert extract_json('{"query": ') is None
     assert extract_json('{"a": 1} and then {"b": 2}') == {"a": 1}
     assert extract_json('{"city": Paris}') == {"city": "Paris"}  # json_repair tier
     assert extract_json("{'text': \"it's\"}") == {"text": "it's"}
@@ -210,6 +215,83 @@ def test_call_from_object_shapes() -> None:
     assert call_from_object({"spell": "f", "x": 1}) == SpellCall("f", {"x": 1})
     assert call_from_object({"name": "Bob"}) is None  # a plain argument, not a call
     assert call_from_object({"spell": ""}) is None
+
+
+def test_flattened_calls_keep_arguments_named_like_call_metadata() -> None:
+    assert call_from_object({"spell": "lookup", "id": 42, "type": "admin"}) == SpellCall(
+        "lookup", {"id": 42, "type": "admin"}
+    )
+    assert call_from_object({"spell": "run", "input": "hello"}) == SpellCall(
+        "run", {"input": "hello"}
+    )
+    assert call_from_object({"spell": "f", "type": "function", "call_id": "c1", "x": 1}) == (
+        SpellCall("f", {"x": 1}, "c1")
+    )
+    assert call_from_object({"function": "f", "arguments": {"x": 1}}) == SpellCall("f", {"x": 1})
+    # inside a delimited block, "name" names the spell even with flattened arguments
+    assert call_from_object({"name": "add", "a": 1}) is None
+    assert call_from_object({"name": "add", "a": 1}, delimited=True) == SpellCall("add", {"a": 1})
+
+
+def _cast(text: str) -> list[tuple[str, dict[str, Any]]]:
+    _prose, calls = parse_spell_blocks(text)
+    return [(c.spell, c.arguments) for c in calls]
+
+
+def test_a_block_may_hold_several_calls() -> None:
+    one, two = '{"name":"add","arguments":{"a":1,"b":2}}', '{"name":"add","arguments":{"a":3}}'
+    want = [("add", {"a": 1, "b": 2}), ("add", {"a": 3})]
+    assert _cast(f"<tool_call>{one}\n{two}</tool_call>") == want
+    assert _cast(f"<spell_call>[{one}, {two}]</spell_call>") == want
+    assert _cast(f'<tool_call>{{"tool_calls": [{one}, {two}]}}</tool_call>') == want
+    # braces inside single-quoted values split nothing
+    quoted = "{'spell':'s','arguments':{'q':'a } b'}}\n{'spell':'s','arguments':{'q':'c { d'}}"
+    assert _cast(f"<spell_call>{quoted}</spell_call>") == [
+        ("s", {"q": "a } b"}),
+        ("s", {"q": "c { d"}),
+    ]
+
+
+def test_an_unclosed_block_ends_where_the_next_one_opens() -> None:
+    text = (
+        '<tool_call>{"name":"a","arguments":{}}<tool_call>{"name":"b","arguments":{}}</tool_call>'
+    )
+    assert _cast(text) == [("a", {}), ("b", {})]
+
+
+def test_openers_that_name_the_spell() -> None:
+    assert _cast('<function=add>{"a": 1, "b": 2}</function>') == [("add", {"a": 1, "b": 2})]
+    assert _cast('[TOOL_CALLS]add[ARGS]{"a": 1, "b": 2}') == [("add", {"a": 1, "b": 2})]
+    assert _cast("<function=get_time></function>") == [("get_time", {})]
+
+
+def test_reasoning_is_never_searched_for_calls() -> None:
+    draft = '<think>maybe {"spell":"add","arguments":{"a":9,"b":9}}? no.</think>\n'
+    answer = '{"spell":"add","arguments":{"a":1,"b":2}}'
+    _prose, calls = parse_spell_blocks(draft + answer)
+    assert [c.spell for c in calls] == ["add"]
+    assert calls[0].arguments == {"__malformed_json__": answer}
+    assert parse_spell_blocks("<think><spell_call>{}</spell_call>") == (
+        "<think><spell_call>{}</spell_call>",
+        [],
+    )
+
+
+def test_a_bare_tool_calls_wrapper_yields_every_call() -> None:
+    text = '{"tool_calls": [{"name": "add", "arguments": {"a": 1}}, {"name": "get_time"}]}'
+    _prose, calls = parse_spell_blocks(text)
+    assert [c.spell for c in calls] == ["add", "get_time"]
+    assert all("__malformed_json__" in c.arguments for c in calls)  # repaired with an Omen
+
+
+def test_single_quoted_text_keeps_its_apostrophes() -> None:
+    assert extract_json("{'query': 'it\\'s'}") == {"query": "it's"}
+    assert extract_json("{'query': 'don't stop'}") == {"query": "don't stop"}
+
+
+def test_json_repair_may_not_drop_quoted_text() -> None:
+    assert extract_json('{"query": "a" "b"}') is None
+    assert extract_json('{"query": "a" + "b"}') in (None, {"query": 'a" + "b'})
 
 
 # --------------------------------------------------------------------------- the wrapper
