@@ -58,15 +58,22 @@ class Seal:
     1-based count within the Invocation (an interrupt in superstep *n* leaves a Seal
     numbered *n - 1* whose frontier is the interrupted one); ``timestamp`` epoch
     seconds; ``metadata`` free-form context (see the module docstring for the keys the
-    scheduler writes). ``seal_id`` uniquely identifies the Seal for time-travel.
+    scheduler writes). ``seal_id`` uniquely identifies the Seal for time-travel (a new
+    uuid4 hex when not given).
+
+    ``frontier`` may be given as any sequence of names; it is kept as a tuple.
     """
 
-    seal_id: str
     aether: Mapping[str, Any]
     frontier: tuple[str, ...]
     superstep: int
     timestamp: float = field(default_factory=time.time)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    seal_id: str = field(default_factory=new_seal_id)
+
+    def __post_init__(self) -> None:
+        if type(self.frontier) is not tuple:
+            object.__setattr__(self, "frontier", tuple(self.frontier))
 
     @property
     def parent(self) -> str | None:

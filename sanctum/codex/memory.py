@@ -1,20 +1,30 @@
 """A Codex written in breath: it fades when the session ends.
 
 MemoryCodex — an in-memory checkpoint store, the reference implementation for tests
-and ephemeral invocations. Not shared across processes and not persistent. It applies
-the same JSON rule as the persistent stores, so a ritual that seals in memory also
-seals on disk, and it keeps encoded copies, so mutating a dict after ``put`` (or a
-Seal returned by ``get``) never alters the history.
+and ephemeral invocations. Not shared across processes and not persistent. It keeps
+copies, so mutating a dict after ``put`` (or a Seal returned by ``get``) never alters
+the history: JSON text for plain data (lists that extend the previous Seal's list keep
+only the new items), and deep copies for an Aether holding what JSON cannot (datetimes,
+sets, your own objects) — which the persistent stores refuse with a SealError, as the
+specification prescribes; MemoryCodex is where such state may live.
 """
 
 from __future__ import annotations
 
 import builtins
+import copy
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from sanctum.codex._serial import decode_json, encode_seal, extend_text
-from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.codex.base import (
+    Codex,
+    InvocationSummary,
+    Seal,
+    concurrent_write,
+    find_unserialisable,
+)
 from sanctum.errors import SealError
 
 __all__ = ["MemoryCodex"]
@@ -51,6 +61,11 @@ class _Entry:
     metadata: str
     values: dict[str, _Node]
     order: int
+    live: tuple[dict[str, Any], dict[str, Any]] | None = None
+    """Copies of the Aether and metadata when they are not plain JSON (else None)."""
+
+    def meta(self) -> Any:
+        return _copied(self.live[1]) if self.live is not None else decode_json(self.metadata)
 
 
 class MemoryCodex(Codex):
@@ -86,21 +101,17 @@ class MemoryCodex(Codex):
     def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
         """Check, encode and append under the lock (``check``: the optimistic check)."""
         bases = self._bases(invocation_id, seal)
-        encoded = encode_seal(
-            invocation_id, seal, {name: text for name, (text, _) in bases.items()}
-        )
-        history = self._histories.get(invocation_id, [])
-        if check:
-            latest = history[-1].seal_id if history else None
-            if latest != expected:
-                raise concurrent_write(invocation_id, expected, latest)
-        if any(entry.seal_id == seal.seal_id for entry in history):
-            raise SealError(
-                f"invocation {invocation_id!r} already holds seal {seal.seal_id!r}; histories "
-                "are append-only — write a new Seal with a fresh seal_id instead",
-                invocation_id=invocation_id,
-                seal_id=seal.seal_id,
+        try:
+            encoded = encode_seal(
+                invocation_id, seal, {name: text for name, (text, _) in bases.items()}
             )
+        except SealError:
+            plain = find_unserialisable(dict(seal.aether)) is None
+            if plain and find_unserialisable(dict(seal.metadata)) is None:
+                raise  # not about rich values: a bad id, frontier or superstep
+            self._append_live(invocation_id, seal, check, expected)
+            return
+        history = self._check(invocation_id, seal, check, expected)
         values: dict[str, _Node] = {}
         for name, value in encoded.values.items():
             base = bases.get(name)
@@ -128,6 +139,45 @@ class MemoryCodex(Codex):
             {name: (encoded.values[name].text, node) for name, node in values.items()},
         )
 
+    def _check(
+        self, invocation_id: str, seal: Seal, check: bool, expected: str | None
+    ) -> builtins.list[_Entry]:
+        """The history, after the optimistic check and the append-only rule."""
+        history = self._histories.get(invocation_id, [])
+        if check:
+            latest = history[-1].seal_id if history else None
+            if latest != expected:
+                raise concurrent_write(invocation_id, expected, latest)
+        if any(entry.seal_id == seal.seal_id for entry in history):
+            raise SealError(
+                f"invocation {invocation_id!r} already holds seal {seal.seal_id!r}; histories "
+                "are append-only — write a new Seal with a fresh seal_id instead",
+                invocation_id=invocation_id,
+                seal_id=seal.seal_id,
+            )
+        return history
+
+    def _append_live(
+        self, invocation_id: str, seal: Seal, check: bool, expected: str | None
+    ) -> None:
+        """Append a Seal whose Aether or metadata JSON cannot hold, as deep copies."""
+        history = self._check(invocation_id, seal, check, expected)
+        self._order += 1
+        history.append(
+            _Entry(
+                seal.seal_id,
+                seal.superstep,
+                float(seal.timestamp),
+                tuple(seal.frontier),
+                "",
+                {},
+                self._order,
+                (_copied(dict(seal.aether)), _copied(dict(seal.metadata))),
+            )
+        )
+        self._histories[invocation_id] = history
+        self._latest.pop(invocation_id, None)  # the next Seal is encoded whole
+
     async def put(self, invocation_id: str, seal: Seal) -> None:
         """Append a Seal to the Invocation's history.
 
@@ -136,9 +186,9 @@ class MemoryCodex(Codex):
             seal: The Seal to append; a checked, encoded copy is kept.
 
         Raises:
-            SealError: If the Seal's Aether, frontier or metadata is not strict JSON
-                (naming the Sigil, key path and type), or the history already holds
-                its seal_id. Nothing is written then.
+            SealError: If the Seal's ids, frontier or superstep are unusable, or the
+                history already holds its seal_id. Nothing is written then. (An Aether
+                or metadata JSON cannot hold is kept as a deep copy, not refused.)
         """
         with self._lock:
             self._write(invocation_id, seal, False, None)
@@ -161,13 +211,17 @@ class MemoryCodex(Codex):
 
     @staticmethod
     def _thaw(entry: _Entry) -> Seal:
+        if entry.live is not None:
+            aether = _copied(entry.live[0])
+        else:
+            aether = {name: decode_json(node.text()) for name, node in entry.values.items()}
         return Seal(
             seal_id=entry.seal_id,
-            aether={name: decode_json(node.text()) for name, node in entry.values.items()},
+            aether=aether,
             frontier=entry.frontier,
             superstep=entry.superstep,
             timestamp=entry.timestamp,
-            metadata=decode_json(entry.metadata),
+            metadata=entry.meta(),
         )
 
     async def get(self, invocation_id: str) -> Seal | None:
@@ -211,7 +265,15 @@ class MemoryCodex(Codex):
                     superstep=entry.superstep,
                     frontier=entry.frontier,
                     updated=entry.timestamp,
-                    metadata=decode_json(entry.metadata),
+                    metadata=entry.meta(),
                 )
                 for entry, name, count in latest
             ]
+
+
+def _copied(value: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy, or a shallow one of what cannot be deep-copied (locks, clients)."""
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # an object that refuses copying is kept by reference
+        return dict(value)

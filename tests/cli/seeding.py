@@ -21,15 +21,15 @@ def seed(directory: Path) -> Path:
         ritual = {"ritual": {"path": str(directory / "r.yaml"), "sha256": "sha256:00"}}
         await codex.put(
             "inv-done",
-            Seal("s1", {"n": 1}, ("b",), 1, timestamp=1_700_000_000.0, metadata=ritual),
+            Seal({"n": 1}, ("b",), 1, timestamp=1_700_000_000.0, metadata=ritual, seal_id="s1"),
         )
         await codex.put(
             "inv-done",
             Seal(
-                "s2",
-                {"n": 2},
-                (),
-                2,
+                seal_id="s2",
+                aether={"n": 2},
+                frontier=(),
+                superstep=2,
                 timestamp=1_700_000_001.0,
                 metadata={**ritual, "parent": "s1"},
             ),
@@ -37,10 +37,10 @@ def seed(directory: Path) -> Path:
         await codex.put(
             "inv-paused",
             Seal(
-                "p1",
-                {"q": "?"},
-                ("ask",),
-                0,
+                seal_id="p1",
+                aether={"q": "?"},
+                frontier=("ask",),
+                superstep=0,
                 timestamp=1_700_000_002.0,
                 metadata={**ritual, "interrupt": {"reason": "Approve?", "sigil": "ask"}},
             ),
@@ -69,10 +69,10 @@ def seed_long(directory: Path) -> Path:
         await codex.put(
             LONG_ID,
             Seal(
-                LONG_SEAL,
-                {"q": "?"},
-                ("approve_refund", "notify_customer"),
-                12,
+                seal_id=LONG_SEAL,
+                aether={"q": "?"},
+                frontier=("approve_refund", "notify_customer"),
+                superstep=12,
                 timestamp=1_700_000_002.0,
                 metadata={**ritual, "interrupt": {"reason": reason, "sigil": "approve_refund"}},
             ),

@@ -160,7 +160,7 @@ class CodexConformance:
         seal = make_seal(1)
         await codex.put("inv", seal)
         with pytest.raises(SealError) as caught:
-            await codex.put("inv", Seal(seal.seal_id, {"other": 1}, (), 2))
+            await codex.put("inv", Seal({"other": 1}, (), 2, seal_id=seal.seal_id))
         assert seal.seal_id in str(caught.value)
         history = await codex.list("inv")
         assert len(history) == 1
@@ -316,7 +316,15 @@ class CodexConformance:
 
     # ------------------------------------------------------------ the JSON rule
 
+    strict_json = True
+    """Whether the Codex refuses state JSON cannot hold (MemoryCodex keeps it instead)."""
+
+    def needs_strict_json(self) -> None:
+        if not self.strict_json:
+            pytest.skip("this Codex keeps state JSON cannot hold (see its own tests)")
+
     async def test_unserialisable_state_names_sigil_path_and_type(self, codex: Codex) -> None:
+        self.needs_strict_json()
         await codex.put("inv", make_seal(1, {"messages": [{"payload": 1}] * 3}))
         bad = make_seal(
             2,
@@ -347,6 +355,7 @@ class CodexConformance:
     async def test_the_strict_json_rule(
         self, codex: Codex, aether: dict[str, Any], path: str, type_name: str
     ) -> None:
+        self.needs_strict_json()
         with pytest.raises(SealError) as caught:
             await codex.put("inv", make_seal(1, aether, writers={"x": ["maker"]}))
         message = str(caught.value)
@@ -356,6 +365,7 @@ class CodexConformance:
         assert await codex.list("inv") == []
 
     async def test_circular_state_is_refused(self, codex: Codex) -> None:
+        self.needs_strict_json()
         loop: list[Any] = [1]
         loop.append(loop)
         with pytest.raises(SealError) as caught:
@@ -364,14 +374,16 @@ class CodexConformance:
         assert await codex.get("inv") is None
 
     async def test_state_from_input_is_named_as_such(self, codex: Codex) -> None:
+        self.needs_strict_json()
         with pytest.raises(SealError) as caught:
             await codex.put("inv", make_seal(1, {"when": datetime.time(1, 2)}, writers={}))
         assert "input or updates" in str(caught.value)
 
     async def test_unserialisable_metadata_and_frontier(self, codex: Codex) -> None:
-        with pytest.raises(SealError) as caught:
-            await codex.put("inv", make_seal(1, metadata={"when": datetime.date(2024, 1, 1)}))
-        assert "metadata.when" in str(caught.value)
+        if self.strict_json:
+            with pytest.raises(SealError) as caught:
+                await codex.put("inv", make_seal(1, metadata={"when": datetime.date(2024, 1, 1)}))
+            assert "metadata.when" in str(caught.value)
         with pytest.raises(SealError):
             await codex.put("inv", make_seal(1, frontier=("ok", 3)))  # type: ignore[arg-type]
         assert await codex.list("inv") == []
@@ -382,6 +394,7 @@ class CodexConformance:
                 await codex.put(bad, make_seal(1))
 
     async def test_a_failed_put_leaves_the_next_one_working(self, codex: Codex) -> None:
+        self.needs_strict_json()
         good = make_seal(1, {"messages": [1, 2]})
         await codex.put("inv", good)
         with pytest.raises(SealError):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+from sanctum import END, START, Interrupt, Ritual, interrupt
 from sanctum.codex import Codex, MemoryCodex
+from sanctum.errors import SealError
 from tests.codex.conformance import CodexConformance, Reopen, make_seal
 
 
@@ -23,7 +27,53 @@ def reopen() -> Reopen:
 
 
 class TestMemoryConformance(CodexConformance):
-    """The shared suite, on MemoryCodex."""
+    """The shared suite, on MemoryCodex (which keeps state JSON cannot hold)."""
+
+    strict_json = False
+
+
+async def test_rich_state_is_kept_as_deep_copies() -> None:
+    codex = MemoryCodex()
+    when = datetime.datetime(2026, 11, 30, 9, 0)
+    aether: dict[str, Any] = {"when": when, "tags": {"a", "b"}, "log": [{"at": when}]}
+    seal = make_seal(1, aether, metadata={"by": object.__name__, "at": when})
+    await codex.put("inv", seal)
+    aether["log"].append("later")  # the caller mutates after put
+    got = await codex.get("inv")
+    assert got is not None
+    assert got.aether == {"when": when, "tags": {"a", "b"}, "log": [{"at": when}]}
+    assert got.metadata["at"] == when
+    got.aether["log"].append("reader")  # a reader mutates its copy
+    again = await codex.get("inv")
+    assert again is not None
+    assert again.aether["log"] == [{"at": when}]
+    summary = (await codex.invocations())[0]
+    assert summary.metadata["at"] == when
+    # plain Seals after a rich one are stored as JSON again
+    await codex.put("inv", make_seal(2, {"n": 1}, parent=seal.seal_id))
+    assert [s.superstep for s in await codex.list("inv")] == [1, 2]
+
+
+async def test_a_run_with_rich_state_pauses_and_resumes_in_memory() -> None:
+    stamp = datetime.date(2026, 11, 30)
+
+    def ask(aether: dict[str, Any]) -> dict[str, Any]:
+        if not aether.get("ok"):
+            interrupt("approve?")
+        return {"done": aether["day"]}
+
+    rite = Ritual().add_sigil("ask", ask).add_edge(START, "ask").add_edge("ask", END)
+    codex = MemoryCodex()
+    compiled = rite.compile(codex=codex)
+    with pytest.raises(Interrupt):
+        await compiled.ainvoke({"day": stamp}, invocation_id="i")
+    final = await compiled.ainvoke(invocation_id="i", updates={"ok": True})
+    assert final["done"] == stamp
+
+
+async def test_unusable_frontiers_are_still_refused() -> None:
+    with pytest.raises(SealError):
+        await MemoryCodex().put("inv", make_seal(1, frontier=("ok", 3)))  # type: ignore[arg-type]
 
 
 async def test_two_memory_codices_share_nothing() -> None:

@@ -309,9 +309,9 @@ async def test_a_non_str_key_is_refused_even_when_its_text_matches_the_previous_
 
     codex = SqliteCodex(tmp_path / "keys.db")
     try:
-        first = Seal("s1", {"m": {"1": "a"}}, ("x",), 1)
+        first = Seal({"m": {"1": "a"}}, ("x",), 1, seal_id="s1")
         await codex.put_next("inv", first, expected_latest=None)
-        second = Seal("s2", {"m": {1: "a"}}, ("x",), 2, metadata={"parent": "s1"})
+        second = Seal({"m": {1: "a"}}, ("x",), 2, metadata={"parent": "s1"}, seal_id="s2")
         with pytest.raises(SealError, match="int key"):
             await codex.put_next("inv", second, expected_latest="s1")
         assert [s.seal_id for s in await codex.list("inv")] == ["s1"]
