@@ -429,7 +429,7 @@ class HttpOracleClient:
 
         data = bytearray()
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in response.aiter_bytes():
                 data += chunk
                 if len(data) > self.max_response_bytes:
                     raise self.too_large_error(url, response.status_code)
@@ -495,7 +495,7 @@ class HttpOracleClient:
         total = 0
         buffer = bytearray()
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in response.aiter_bytes():
                 total += len(chunk)
                 if total > self.max_response_bytes:
                     raise self.too_large_error(url, response.status_code)

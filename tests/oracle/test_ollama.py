@@ -335,3 +335,36 @@ def test_spell_call_message_shape_matches_base() -> None:
         [{"role": "assistant", "content": "", "spell_calls": [call.to_message()]}]
     )
     assert json.loads(json.dumps(wire))[0]["tool_calls"][0]["id"] == "c9"
+
+
+async def test_an_in_memory_transport_answer_is_read() -> None:
+    """``transport=`` with httpx.MockTransport: responses built in memory, gzip or not."""
+    import gzip
+
+    import httpx
+
+    answer = {
+        "model": "m",
+        "message": {"role": "assistant", "content": "hello"},
+        "done": True,
+        "done_reason": "stop",
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/chat" and b'"broken"' in request.content:
+            return httpx.Response(404, json={"error": "model 'broken' not found"})
+        if b'"zipped"' in request.content:
+            body = gzip.compress(json.dumps(answer).encode())
+            return httpx.Response(200, content=body, headers={"content-encoding": "gzip"})
+        return httpx.Response(200, json=answer)
+
+    oracle = OllamaOracle("m", transport=httpx.MockTransport(handler))
+    reply = await oracle.generate([{"role": "user", "content": "hi"}])
+    assert reply.text == "hello"
+    broken = OllamaOracle("broken", transport=httpx.MockTransport(handler))
+    with pytest.raises(OracleResponseError, match="404"):
+        await broken.generate([{"role": "user", "content": "hi"}])
+    zipped = OllamaOracle("zipped", transport=httpx.MockTransport(handler))
+    assert (await zipped.generate([{"role": "user", "content": "hi"}])).text == "hello"
+    for each in (oracle, broken, zipped):
+        await each.aclose()
