@@ -1,8 +1,9 @@
 """Oracles — LLM adapters.
 
 The HTTP adapters (``sanctum.oracle.ollama``, ``sanctum.oracle.openai_compat``) and the
-in-process llama.cpp adapter (``sanctum.oracle.llamacpp``) import third-party packages
-and are therefore not imported here; import them from their modules.
+in-process adapters (``sanctum.oracle.llamacpp``, ``sanctum.oracle.transformers``)
+import third-party packages and are therefore not imported here; import them from
+their modules.
 ``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
 OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 """

@@ -70,6 +70,19 @@ _TOOL_REJECTIONS: tuple[re.Pattern[str], ...] = (
     re.compile(r"does not support (?:function|tool)[ _-]?call", re.IGNORECASE),
 )
 
+_TOOLS = r"(?:\btools?\b|\btool[ _-]?call(?:ing|s)?\b|\bfunction[ _-]?call(?:ing|s)?\b)"
+_REFUSED = (
+    r"(?:not supported|unsupported|does(?:n't| not) support|not available|unavailable|"
+    r"not enabled|disabled|requires|unknown (?:field|parameter|argument)|unrecogni[sz]ed|"
+    r"unexpected (?:field|parameter|keyword)|not allowed|not permitted|cannot render)"
+)
+_TOOLS_REFUSED = re.compile(
+    rf"{_TOOLS}[^\n]{{0,60}}?{_REFUSED}|{_REFUSED}[^\n]{{0,60}}?{_TOOLS}", re.IGNORECASE
+)
+"""Any other answer saying tools are refused ("tools are not supported", "unsupported
+parameter 'tools'"): the specification's "an OracleResponseError mentioning tools",
+short of a complaint about one call ("invalid tool call arguments" is not a refusal)."""
+
 # llama-server's answer when its own parser chokes on the model's output.
 _MODEL_OUTPUT_FAILURE = re.compile(r"Failed to parse input at pos (\d+)(?::\s?(.*))?", re.DOTALL)
 
@@ -135,9 +148,12 @@ def is_tool_rejection(err: BaseException) -> bool:
     """Whether an Oracle error says the endpoint or model refuses native tool calling.
 
     Recognises Ollama's 400 ``"<model> does not support tools"``, llama-server's 500
-    ``"tools param requires --jinja flag"`` and vLLM's 400 about
-    ``--enable-auto-tool-choice``; other 4xx/5xx answers are not tool rejections. Used
-    by ``PromptedSpellCalling(mode="auto")`` to fall back on prompted spell calling.
+    ``"tools param requires --jinja flag"``, vLLM's 400 about
+    ``--enable-auto-tool-choice``, and any other answer where tools (tool or function
+    calling) are said to be refused — not supported, unavailable, disabled, an unknown
+    parameter, a chat template that cannot render them. A complaint about one call
+    ("invalid tool call arguments") and other 4xx/5xx answers are not tool rejections.
+    Used by ``PromptedSpellCalling(mode="auto")`` to fall back on prompted spell calling.
 
     Args:
         err: Any exception; only :class:`OracleResponseError` can qualify.
@@ -148,7 +164,9 @@ def is_tool_rejection(err: BaseException) -> bool:
     if not isinstance(err, OracleResponseError) or is_model_output_failure(err):
         return False
     text = _error_text(err)
-    return any(pattern.search(text) for pattern in _TOOL_REJECTIONS)
+    return any(pattern.search(text) for pattern in _TOOL_REJECTIONS) or bool(
+        _TOOLS_REFUSED.search(text)
+    )
 
 
 def model_output_tail(text: str) -> str | None:

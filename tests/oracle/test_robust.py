@@ -457,3 +457,22 @@ async def test_auto_stream_falls_back_before_the_first_chunk(server: ModelServer
     assert oracle.prompted
     assert "".join(chunks) == "prompted answer"
     assert not _has_tools(server, 1)
+
+
+@pytest.mark.parametrize(
+    ("message", "rejected"),
+    [
+        ("tools are not supported by this endpoint", True),
+        ("error: unsupported parameter 'tools'", True),
+        ("tool calling unavailable for this model", True),
+        ("Function calling is not enabled on this deployment", True),
+        ("Unknown field: tools", True),
+        ("the chat template of 'x' cannot render tools (spells): no template", True),
+        ("invalid tool call arguments", False),
+        ('model "nope" not found, try pulling it first', False),
+        ("llama runner process has terminated", False),
+    ],
+)
+def test_any_answer_refusing_tools_is_a_tool_rejection(message: str, rejected: bool) -> None:
+    error = OracleResponseError(f"server answered 400: {message}", status=400, body=message)
+    assert is_tool_rejection(error) is rejected
