@@ -21,6 +21,8 @@ from typing import Any
 from sanctum.errors import SpellExecutionError, SpellManifestError
 from sanctum.grimoire.spell import Spell, spell
 
+_inscribe = spell  # ``register``'s parameter is named ``spell``, as the specification has it
+
 __all__ = ["MANIFEST_NAME", "Tome"]
 
 MANIFEST_NAME = "spell.json"
@@ -67,20 +69,20 @@ class Tome:
         """The Spell names, in registration order."""
         return list(self._spells)
 
-    def register(self, item: Spell | Callable[..., Any]) -> Tome:
+    def register(self, spell: Spell | Callable[..., Any]) -> Tome:
         """Inscribe a Spell in the Tome; returns self for chaining.
 
         Args:
-            item: A Spell, or a plain function (inscribed with ``@spell``).
+            spell: A Spell, or a plain function (inscribed with ``@spell``).
 
         Returns:
             This Tome.
 
         Raises:
             ValueError: If a Spell with the same name is already inscribed.
-            TypeError: If ``item`` is neither a Spell nor callable.
+            TypeError: If ``spell`` is neither a Spell nor callable.
         """
-        inscribed = item if isinstance(item, Spell) else spell(item)
+        inscribed = spell if isinstance(spell, Spell) else _inscribe(spell)
         if inscribed.name in self._spells:
             raise ValueError(
                 f"a spell named {inscribed.name!r} is already inscribed in this Tome; "

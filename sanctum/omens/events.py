@@ -5,9 +5,10 @@ epoch ``timestamp`` (seconds) at creation. The scheduler emits Omens at each lif
 point; ``Rite.astream`` filters them by mode (see :mod:`sanctum.omens.modes`).
 
 Lifecycle Omens carry ``invocation_id`` and ``superstep`` (1-based; 0 before the first
-superstep). Omens raised from inside a Sigil (tokens, spell-call repairs, Circle
-echoes) go through the Sigil's :class:`Writer`, which fills in ``invocation_id``,
-``superstep`` and ``sigil`` when they are left empty.
+superstep; ``""`` and 0 when an Omen is built by hand without them). Omens raised from
+inside a Sigil (tokens, spell-call repairs, Circle echoes) go through the Sigil's
+:class:`Writer`, which fills in ``invocation_id``, ``superstep`` and ``sigil`` when they
+are left empty.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class Omen:
 class RiteBegan(Omen):
     """The invocation has started (fresh, or resumed from ``resumed_from``, a seal_id)."""
 
-    invocation_id: str
+    invocation_id: str = ""
     superstep: int = 0
     resumed_from: str | None = None
 
@@ -64,8 +65,8 @@ class SuperstepBegan(Omen):
     ``frontier`` lists the active Sigils in insertion order.
     """
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     frontier: tuple[str, ...]
 
 
@@ -73,8 +74,8 @@ class SuperstepBegan(Omen):
 class SigilBegan(Omen):
     """A Sigil has started executing within a superstep."""
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     sigil: str
 
 
@@ -87,8 +88,8 @@ class SigilRetried(Omen):
     backoff in seconds before the retry.
     """
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     sigil: str
     attempt: int
     cause: str
@@ -104,8 +105,8 @@ class SigilCompleted(Omen):
     Sigil's wall time in seconds, retries included.
     """
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     sigil: str
     delta: Mapping[str, Any]
     duration: float = 0.0
@@ -115,8 +116,8 @@ class SigilCompleted(Omen):
 class SuperstepCompleted(Omen):
     """A superstep's deltas were merged; ``aether`` is the full state."""
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     aether: Mapping[str, Any]
 
 
@@ -127,8 +128,8 @@ class SealWritten(Omen):
     ``interrupted`` is true for the Seal written when an interrupt() paused the run.
     """
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     seal_id: str
     interrupted: bool = False
 
@@ -151,8 +152,8 @@ class TokenEmitted(Omen):
 class RiteManifested(Omen):
     """The invocation concluded; ``aether`` is the final state."""
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     aether: Mapping[str, Any]
 
 
@@ -165,8 +166,8 @@ class DeltaRejected(Omen):
     the vetoing Ward's class name, ``reason`` its stated reason.
     """
 
-    invocation_id: str
-    superstep: int
+    invocation_id: str = ""
+    superstep: int = 0
     sigil: str
     ward: str
     reason: str = ""
@@ -259,3 +260,16 @@ class Writer(Protocol):
 
     def emit(self, omen: Omen) -> None:
         """Emit ``omen``, filling in its invocation, superstep and Sigil if empty."""
+
+
+def __getattr__(name: str) -> Any:
+    """``STREAM_MODES`` and ``resolve_modes`` are documented beside the Omen classes.
+
+    They live in :mod:`sanctum.omens.modes` (which imports this module); reading them
+    from here is forwarded there.
+    """
+    if name in ("STREAM_MODES", "resolve_modes"):
+        from sanctum.omens import modes
+
+        return getattr(modes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -207,3 +207,11 @@ def test_hidden_and_cache_folders_are_skipped(tmp_path: Path) -> None:
     write_spell(tmp_path, ".git", "wc", "not json", WORD_COUNT)
     write_spell(tmp_path, "__pycache__", "wc", "not json", WORD_COUNT)
     assert len(Tome.load_from_directory(tmp_path)) == 0
+
+
+def test_register_takes_the_spell_by_keyword_too() -> None:
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    assert Tome().register(spell=ping).names == ["ping"]

@@ -62,3 +62,21 @@ def test_every_omen_class_is_covered() -> None:
         Omen
     }
     assert classes == {type(o) for o in ALL}
+
+
+def test_lifecycle_omens_built_by_hand_need_only_their_own_fields() -> None:
+    from sanctum.omens.events import SigilCompleted, SuperstepBegan
+
+    completed = SigilCompleted(sigil="a", delta={"x": 1})
+    assert (completed.invocation_id, completed.superstep) == ("", 0)
+    assert SuperstepBegan(frontier=("a",)).frontier == ("a",)
+
+
+def test_stream_modes_are_readable_beside_the_omen_classes() -> None:
+    from sanctum.omens import STREAM_MODES as modes
+    from sanctum.omens import events
+
+    assert events.STREAM_MODES is modes
+    assert events.resolve_modes("values") == frozenset(modes["values"])
+    with pytest.raises(AttributeError, match="no attribute 'NOPE'"):
+        _ = events.NOPE  # type: ignore[attr-defined]
