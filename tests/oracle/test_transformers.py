@@ -87,7 +87,7 @@ class EchoModel:
         self.options.append(options)
         self.threads.append(threading.current_thread().name)
         prompt = list(input_ids[0])
-        answer = [*[ord(c) for c in self.answers.pop(0)][:options["max_new_tokens"]], 0]
+        answer = [*[ord(c) for c in self.answers.pop(0)][: options["max_new_tokens"]], 0]
         if streamer is not None:
             streamer.put(Ids([prompt]))
             for token in answer:
