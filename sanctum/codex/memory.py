@@ -109,9 +109,10 @@ class MemoryCodex(Codex):
             plain = find_unserialisable(dict(seal.aether)) is None
             if plain and find_unserialisable(dict(seal.metadata)) is None:
                 raise  # not about rich values: a bad id, frontier or superstep
-            self._append_live(invocation_id, seal, check, expected)
+            live = (_copied(dict(seal.aether)), _copied(dict(seal.metadata)))
+            self._append(invocation_id, seal, check, expected, "", {}, live)
+            self._latest.pop(invocation_id, None)  # the next Seal is encoded whole
             return
-        history = self._check(invocation_id, seal, check, expected)
         values: dict[str, _Node] = {}
         for name, value in encoded.values.items():
             base = bases.get(name)
@@ -121,6 +122,24 @@ class MemoryCodex(Codex):
                 values[name] = _Node(value.suffix, base[1])
             else:
                 values[name] = _Node(value.text)
+        self._append(invocation_id, seal, check, expected, encoded.metadata, values, None)
+        self._latest[invocation_id] = (
+            seal.seal_id,
+            {name: (encoded.values[name].text, node) for name, node in values.items()},
+        )
+
+    def _append(
+        self,
+        invocation_id: str,
+        seal: Seal,
+        check: bool,
+        expected: str | None,
+        metadata: str,
+        values: dict[str, _Node],
+        live: tuple[dict[str, Any], dict[str, Any]] | None,
+    ) -> None:
+        """Append the entry after the optimistic check and the append-only rule."""
+        history = self._check(invocation_id, seal, check, expected)
         self._order += 1
         history.append(
             _Entry(
@@ -128,16 +147,13 @@ class MemoryCodex(Codex):
                 seal.superstep,
                 float(seal.timestamp),
                 tuple(seal.frontier),
-                encoded.metadata,
+                metadata,
                 values,
                 self._order,
+                live,
             )
         )
         self._histories[invocation_id] = history
-        self._latest[invocation_id] = (
-            seal.seal_id,
-            {name: (encoded.values[name].text, node) for name, node in values.items()},
-        )
 
     def _check(
         self, invocation_id: str, seal: Seal, check: bool, expected: str | None
@@ -156,27 +172,6 @@ class MemoryCodex(Codex):
                 seal_id=seal.seal_id,
             )
         return history
-
-    def _append_live(
-        self, invocation_id: str, seal: Seal, check: bool, expected: str | None
-    ) -> None:
-        """Append a Seal whose Aether or metadata JSON cannot hold, as deep copies."""
-        history = self._check(invocation_id, seal, check, expected)
-        self._order += 1
-        history.append(
-            _Entry(
-                seal.seal_id,
-                seal.superstep,
-                float(seal.timestamp),
-                tuple(seal.frontier),
-                "",
-                {},
-                self._order,
-                (_copied(dict(seal.aether)), _copied(dict(seal.metadata))),
-            )
-        )
-        self._histories[invocation_id] = history
-        self._latest.pop(invocation_id, None)  # the next Seal is encoded whole
 
     async def put(self, invocation_id: str, seal: Seal) -> None:
         """Append a Seal to the Invocation's history.

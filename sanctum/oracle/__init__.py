@@ -15,7 +15,7 @@ from sanctum.errors import (
     OracleResponseError,
     OracleTimeoutError,
 )
-from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
 from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
@@ -29,4 +29,5 @@ __all__ = [
     "OracleTimeoutError",
     "ScriptedOracle",
     "SpellCall",
+    "StreamingOracle",
 ]

@@ -266,6 +266,26 @@ def json_repair_tier(candidate: str) -> Any:
 _WORD = re.compile(r"\w+")
 
 
+def _string_end(text: str, i: int) -> int:
+    """Where the string opened by the quote at ``text[i]`` closes (``len(text)``: never).
+
+    Backslash escapes are skipped; a ``'`` closes a single-quoted string only where
+    :func:`closes_single_quote` says so.
+    """
+    quote = text[i]
+    n = len(text)
+    j = i + 1
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if c == quote and (quote == '"' or closes_single_quote(text, j)):
+            return j
+        j += 1
+    return n
+
+
 def looks_cut_off(text: str) -> bool:
     """Whether JSON-ish ``text`` stops inside a string or right after a key (one pass)."""
     start = text.find("{")
@@ -285,15 +305,7 @@ def _quoted_words(text: str) -> set[str] | None:
     while i < n:
         ch = text[i]
         if ch == '"' or ch == "'":
-            j = i + 1
-            while j < n:
-                c = text[j]
-                if c == "\\":
-                    j += 2
-                    continue
-                if c == ch and (ch == '"' or closes_single_quote(text, j)):
-                    break
-                j += 1
+            j = _string_end(text, i)
             if j >= n:
                 return None
             words.update(_WORD.findall(text[i + 1 : j]))
@@ -346,16 +358,7 @@ def top_level_objects(text: str, limit: int) -> list[tuple[int, int]]:
     while i < n:
         ch = text[i]
         if depth and (ch == '"' or ch == "'"):
-            j = i + 1
-            while j < n:
-                c = text[j]
-                if c == "\\":
-                    j += 2
-                    continue
-                if c == ch and (ch == '"' or closes_single_quote(text, j)):
-                    break
-                j += 1
-            i = j + 1
+            i = _string_end(text, i) + 1
             continue
         if ch == "{":
             if depth == 0:

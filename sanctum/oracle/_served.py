@@ -8,11 +8,11 @@ time; the HTTP client (httpx) is created lazily by :class:`HttpOracleClient`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sanctum.oracle._http import HttpOracleClient
-from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.oracle.base import StreamingOracle
 
 __all__ = ["ServedOracle", "function_tools", "message_text"]
 
@@ -52,12 +52,13 @@ def message_text(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, default=str)
 
 
-class ServedOracle(Oracle):
+class ServedOracle(StreamingOracle):
     """An Oracle whose model answers over HTTP through one :class:`HttpOracleClient`.
 
     Subclasses set ``self._http`` and implement :meth:`stream_response` (text chunks,
-    then one final :class:`OracleResponse`); this class derives ``stream_generate``
-    from it and owns the connection's lifetime.
+    then one final :class:`OracleResponse`; ``stream_generate`` derives from it, see
+    :class:`~sanctum.oracle.base.StreamingOracle`); this class owns the connection's
+    lifetime.
     """
 
     _http: HttpOracleClient
@@ -71,24 +72,6 @@ class ServedOracle(Oracle):
     def timeout(self) -> float:
         """Seconds allowed for connecting and for each read."""
         return self._http.timeout
-
-    def stream_response(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str | OracleResponse]:
-        """Stream text chunks, then the complete :class:`OracleResponse` (tool calls too)."""
-        raise NotImplementedError
-
-    async def stream_generate(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]:
-        """Answer the transcript as a stream of text chunks.
-
-        Raises:
-            OracleError: As :meth:`stream_response`.
-        """
-        async for item in self.stream_response(messages, spells):
-            if isinstance(item, str):
-                yield item
 
     async def aclose(self) -> None:
         """Close the pooled HTTP connections."""

@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Message", "Oracle", "OracleResponse", "SpellCall"]
+__all__ = ["Message", "Oracle", "OracleResponse", "SpellCall", "StreamingOracle"]
 
 Message = dict[str, Any]
 """One entry of the transcript: at least ``role`` and ``content``."""
@@ -68,7 +68,8 @@ class Oracle(ABC):
     complete-answer path (:meth:`generate`) and a token stream
     (:meth:`stream_generate`). Implementations: ScriptedOracle (deterministic, for
     tests), OllamaOracle (``sanctum.oracle.ollama``), OpenAICompatibleOracle
-    (``sanctum.oracle.openai_compat``) and LlamaCppOracle (``sanctum.oracle.llamacpp``).
+    (``sanctum.oracle.openai_compat``), LlamaCppOracle (``sanctum.oracle.llamacpp``)
+    and TransformersOracle (``sanctum.oracle.transformers``).
     """
 
     arcana: str = "unknown"
@@ -99,3 +100,34 @@ class Oracle(ABC):
 
     async def aclose(self) -> None:
         """Release connections held by the Oracle. The default does nothing."""
+
+
+class StreamingOracle(Oracle):
+    """An Oracle that streams whole responses: text chunks, then the OracleResponse.
+
+    Subclasses implement :meth:`stream_response`; ``stream_generate`` is derived from
+    it (its text chunks). The production adapters are StreamingOracles, as is the
+    contract :class:`~sanctum.oracle.scripted.ScriptedOracle` mirrors.
+    """
+
+    @abstractmethod
+    def stream_response(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str | OracleResponse]:
+        """Stream the answer: non-empty text chunks, then one :class:`OracleResponse`.
+
+        Raises:
+            OracleError: A subclass naming the endpoint and the likely fix.
+        """
+
+    async def stream_generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str]:
+        """Answer the transcript as a stream of text chunks (:meth:`stream_response`'s).
+
+        Raises:
+            OracleError: As :meth:`stream_response`.
+        """
+        async for item in self.stream_response(messages, spells):
+            if isinstance(item, str):
+                yield item

@@ -13,16 +13,18 @@ SmolLM2-135M-Instruct as a GGUF file, but its ``__init__`` imports the ``llm`` p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import importlib.util
 import os
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from sanctum.errors import OracleConnectionError, OracleResponseError
-from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.oracle._threads import stream_from_thread
+from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
 from sanctum.oracle.openai_compat import (
     ToolCallAssembler,
     parse_openai_message,
@@ -104,10 +106,7 @@ def _import_llama_cpp() -> Any:
         ) from exc
 
 
-_END = object()
-
-
-class LlamaCppOracle(Oracle):
+class LlamaCppOracle(StreamingOracle):
     """The voice of a GGUF model woken inside this very process.
 
     Oracle — an LLM adapter — over ``llama_cpp.Llama.create_chat_completion``. The
@@ -256,27 +255,19 @@ class LlamaCppOracle(Oracle):
         return OracleResponse(text=text, spell_calls=calls, usage=usage_from(data))
 
     def _produce(
-        self,
-        request: dict[str, Any],
-        put: Any,
-        stop: threading.Event,
+        self, request: dict[str, Any], put: Callable[[Any], None], stop: threading.Event
     ) -> None:
         """Worker thread: stream chunks into the event loop through ``put``."""
-        try:
-            with self._lock:
-                model = self._load()
-                try:
-                    chunks: Iterator[Any] = model.create_chat_completion(stream=True, **request)
-                    for chunk in chunks:
-                        if stop.is_set():
-                            break
-                        put(chunk)
-                except (ValueError, RuntimeError, TypeError, KeyError) as exc:
-                    raise self._failure(exc) from exc
-        except BaseException as exc:  # handed to the consumer, re-raised there
-            put(exc)
-        finally:
-            put(_END)
+        with self._lock:
+            model = self._load()
+            try:
+                chunks: Iterator[Any] = model.create_chat_completion(stream=True, **request)
+                for chunk in chunks:
+                    if stop.is_set():
+                        break
+                    put(chunk)
+            except (ValueError, RuntimeError, TypeError, KeyError) as exc:
+                raise self._failure(exc) from exc
 
     async def stream_response(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
@@ -291,30 +282,14 @@ class LlamaCppOracle(Oracle):
             OracleResponseError: llama.cpp refused.
         """
         request = self._request(messages, spells)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-
-        def put(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the consumer's loop closed; nobody is listening
-                stop.set()
-
-        worker = threading.Thread(
-            target=self._produce, args=(request, put, stop), name="sanctum-llamacpp", daemon=True
-        )
-        worker.start()
         parts: list[str] = []
         assembler = ToolCallAssembler()
         usage: dict[str, Any] = {}
-        try:
-            while True:
-                item = await queue.get()
-                if item is _END:
-                    break
-                if isinstance(item, BaseException):
-                    raise item
+        produced = stream_from_thread(
+            lambda put, stop: self._produce(request, put, stop), "sanctum-llamacpp"
+        )
+        async with contextlib.aclosing(produced) as chunks:  # closing it stops the model
+            async for item in chunks:
                 usage = usage_from(item) or usage
                 choices = item.get("choices") or []
                 delta = choices[0].get("delta") if choices else None
@@ -327,21 +302,7 @@ class LlamaCppOracle(Oracle):
                 for fragment in delta.get("tool_calls") or []:
                     if isinstance(fragment, dict):
                         assembler.feed(fragment)
-        finally:
-            stop.set()
         yield OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)
-
-    async def stream_generate(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]:
-        """Answer the transcript as a stream of text chunks.
-
-        Raises:
-            OracleError: As :meth:`stream_response`.
-        """
-        async for item in self.stream_response(messages, spells):
-            if isinstance(item, str):
-                yield item
 
     async def aclose(self) -> None:
         """Free the model's memory; it reloads on the next call."""

@@ -21,21 +21,22 @@ Oracle.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 import threading
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from sanctum.errors import OracleConnectionError, OracleResponseError
-from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.oracle._served import function_tools
+from sanctum.oracle._threads import stream_from_thread
+from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
 from sanctum.oracle.robust import parse_spell_blocks
 
 __all__ = ["TransformersOracle", "to_chat_template_messages"]
 
 _EXTRA_HINT = "install the extra: pip install 'sanctum[transformers]' (transformers and torch)"
-
-_END = object()
 
 
 def _import_transformers() -> Any:
@@ -94,20 +95,6 @@ def to_chat_template_messages(messages: Sequence[Message]) -> list[dict[str, Any
     return chat
 
 
-def _tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": str(schema.get("name", "")),
-                "description": str(schema.get("description", "") or ""),
-                "parameters": schema.get("parameters") or {"type": "object", "properties": {}},
-            },
-        }
-        for schema in spells
-    ]
-
-
 def _flat(ids: Any) -> list[int]:
     """Token ids of a tensor, array or nested list, as one flat list of ints."""
     values = ids.tolist() if hasattr(ids, "tolist") else ids
@@ -160,7 +147,7 @@ class _Stopped(Exception):
     """The consumer went away: stop generating."""
 
 
-class TransformersOracle(Oracle):
+class TransformersOracle(StreamingOracle):
     """The voice of a Hugging Face model, woken inside this very process.
 
     Oracle — an LLM adapter — over ``transformers``' ``AutoModelForCausalLM`` and
@@ -269,7 +256,7 @@ class TransformersOracle(Oracle):
         try:
             if spells:
                 prompt = tokenizer.apply_chat_template(
-                    chat, tools=_tools(spells), add_generation_prompt=True, tokenize=False
+                    chat, tools=function_tools(spells), add_generation_prompt=True, tokenize=False
                 )
             else:
                 prompt = tokenizer.apply_chat_template(
@@ -385,57 +372,22 @@ class TransformersOracle(Oracle):
         Raises:
             OracleError: As :meth:`generate`.
         """
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
 
-        def put(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the consumer's loop closed; nobody is listening
-                stop.set()
+        def produce(put: Callable[[Any], None], stop: threading.Event) -> None:
+            with self._lock:
+                _model, tokenizer = self._load()
+            put(self._run(messages, spells, _TokenStream(tokenizer, put, stop), stop))
 
-        def work() -> None:
-            try:
-                with self._lock:
-                    _model, tokenizer = self._load()
-                streamer = _TokenStream(tokenizer, put, stop)
-                put(self._run(messages, spells, streamer, stop))
-            except BaseException as exc:  # handed to the consumer, re-raised there
-                put(exc)
-            finally:
-                put(_END)
-
-        worker = threading.Thread(target=work, name="sanctum-transformers", daemon=True)
-        worker.start()
         result: tuple[str, dict[str, int]] | None = None
-        try:
-            while True:
-                item = await queue.get()
-                if item is _END:
-                    break
-                if isinstance(item, BaseException):
-                    raise item
+        produced = stream_from_thread(produce, "sanctum-transformers")
+        async with contextlib.aclosing(produced) as items:  # closing it stops the model
+            async for item in items:
                 if isinstance(item, tuple):
                     result = item
                 elif item:
                     yield item
-        finally:
-            stop.set()
         text, usage = result if result is not None else ("", {})
         yield self._answer(text, spells, usage)
-
-    async def stream_generate(
-        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
-    ) -> AsyncIterator[str]:
-        """Answer the transcript as a stream of text chunks.
-
-        Raises:
-            OracleError: As :meth:`generate`.
-        """
-        async for item in self.stream_response(messages, spells):
-            if isinstance(item, str):
-                yield item
 
     async def aclose(self) -> None:
         """Drop a model loaded by name (it reloads on the next call); keep a given one."""
