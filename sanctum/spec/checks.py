@@ -43,7 +43,7 @@ from sanctum.spec.models import (
 )
 from sanctum.spec.resolve import ResolveError, confine, is_reference
 
-__all__ = ["BUILTIN_REDUCERS", "Checker", "exception_class"]
+__all__ = ["BUILTIN_REDUCERS", "Checker", "exception_class", "has_json_type"]
 
 BUILTIN_REDUCERS = ("overwrite", "append", "add", "merge_dict")
 """Reducer names a conduit may use without Python code."""
@@ -52,6 +52,7 @@ END_NAMES = frozenset({"END", "__end__"})
 _RESERVED_SIGILS = frozenset({"START", "END", "__start__", "__end__"})
 _CONDUIT_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _SIGIL_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_.-]*\Z")
+_NULL_WORDS = frozenset({"~", "null", "Null", "NULL", ""})
 _JINJA_WORDS = frozenset(
     [
         "true",
@@ -158,10 +159,14 @@ class Checker:
         plain = self.loaded.plain_boolean_keys if key else self.loaded.plain_booleans
         if path in plain:
             word = path[-1] if key else self._value_at(path)
+            read = (
+                "as null (no name) by YAML"
+                if word in _NULL_WORDS
+                else "as a boolean by YAML 1.1 tools"
+            )
             self.problems.add(
                 path,
-                f"`{word}` is read as a boolean by YAML 1.1 tools; quote it where a name "
-                f'is expected: "{word}"',
+                f'`{word}` is read {read}; quote it where a name is expected: "{word}"',
                 key=key,
             )
             return True
@@ -217,6 +222,7 @@ class Checker:
 
     def run(self) -> None:
         """Run every check."""
+        self._project()
         self._names()
         self._reducers_and_inputs()
         self._tomes()
@@ -265,6 +271,20 @@ class Checker:
             except SealError as exc:
                 self.problems.add(("codex",), str(exc))
 
+    def _project(self) -> None:
+        declared = self.spec.project
+        if declared is None:
+            return
+        if not self.root.is_dir():
+            what = "is not a folder" if self.root.exists() else "does not exist"
+            self.problems.add(("project",), f"project folder {declared!r} {what} ({self.root})")
+        elif self.folder != self.root and not self.folder.is_relative_to(self.root):
+            self.problems.add(
+                ("project",),
+                f"project folder {declared!r} ({self.root}) does not hold this ritual file; "
+                "name a folder above it, e.g. `project: ..`",
+            )
+
     def _names(self) -> None:
         for section in ("inputs", "aether"):
             for name in getattr(self.spec, section):
@@ -274,7 +294,7 @@ class Checker:
                 if not _CONDUIT_NAME.match(name) or name in _JINJA_WORDS or name.startswith("__"):
                     self.problems.add(
                         path,
-                        f"{name!r} cannot name a conduit: use letters, digits and _ "
+                        f"{name!r} cannot name a conduit: use ASCII letters, digits and _ "
                         "(not starting with a digit or __, not a keyword like `not`)",
                         key=True,
                     )
@@ -292,7 +312,8 @@ class Checker:
             elif not _SIGIL_NAME.match(name):
                 self.problems.add(
                     path,
-                    f"{name!r} cannot name a sigil: use letters, digits, _, - and .",
+                    f"{name!r} cannot name a sigil: a sigil name starts with an ASCII letter "
+                    "or _, followed by ASCII letters, digits, _, - and . (e.g. `step_1`)",
                     key=True,
                 )
 
@@ -305,29 +326,63 @@ class Checker:
                     f"unknown reducer {reducer!r}{did_you_mean(reducer, BUILTIN_REDUCERS)}; "
                     f"use {', '.join(BUILTIN_REDUCERS)} or 'module:function'",
                 )
-        kinds = {
-            "string": (str,),
-            "integer": (int,),
-            "number": (int, float),
-            "boolean": (bool,),
-            "array": (list,),
-            "object": (dict,),
-        }
-        for name, spec in self.spec.inputs.items():
-            if "default" in spec.model_fields_set and spec.default is not None:
-                accepted = kinds[spec.type]
-                value = spec.default
-                wrong = not isinstance(value, accepted) or (
-                    isinstance(value, bool) and spec.type in ("integer", "number")
+            needed = _REDUCER_TYPES.get(reducer)
+            if needed is not None and conduit.type is not None and conduit.type not in needed:
+                self.problems.add(
+                    ("aether", name, "type"),
+                    f"conduit {name!r} has reducer {reducer}, which needs type "
+                    f"{' or '.join(needed)}, not {conduit.type}",
                 )
-                if wrong:
+            if "default" not in conduit.model_fields_set:
+                continue
+            where: YamlPath = ("aether", name, "default")
+            if needed is not None and not has_json_type(conduit.default, needed):
+                self.problems.add(
+                    where,
+                    f"default of conduit {name!r} must be {_a_value(needed)}: its reducer "
+                    f"{reducer} combines each write with it (got {_shown(conduit.default)})",
+                )
+            elif (
+                conduit.type is not None
+                and conduit.default is not None
+                and not has_json_type(conduit.default, (conduit.type,))
+            ):
+                self.problems.add(
+                    where, f"default of conduit {name!r} must be of type {conduit.type}"
+                )
+        for name, spec in self.spec.inputs.items():
+            spot: YamlPath = ("inputs", name)
+            if name in self.spec.aether:
+                self.problems.add(
+                    ("aether", name),
+                    f"{name!r} is declared under both `inputs:` and `aether:`; an input is "
+                    "a conduit already — remove it from one of them",
+                    key=True,
+                )
+            if spec.enum is not None:
+                if not spec.enum:
                     self.problems.add(
-                        ("inputs", name, "default"),
+                        (*spot, "enum"),
+                        f"`enum` of input {name!r} is empty, so no value could be given; "
+                        "list the allowed values or remove `enum`",
+                    )
+                for index, option in enumerate(spec.enum):
+                    if not has_json_type(option, (spec.type,)):
+                        self.problems.add(
+                            (*spot, "enum", index),
+                            f"enum value {_shown(option)} of input {name!r} is not of type "
+                            f"{spec.type}",
+                        )
+            if "default" in spec.model_fields_set and spec.default is not None:
+                value = spec.default
+                if not has_json_type(value, (spec.type,)):
+                    self.problems.add(
+                        (*spot, "default"),
                         f"default of input {name!r} must be of type {spec.type}",
                     )
-                if spec.enum is not None and value not in spec.enum:
+                if spec.enum and value not in spec.enum:
                     self.problems.add(
-                        ("inputs", name, "default"),
+                        (*spot, "default"),
                         f"default of input {name!r} is not one of its enum values",
                     )
 
@@ -494,6 +549,14 @@ class Checker:
                 self._spell_use(inner, name, inline, local)
             elif isinstance(inline, InlineSet):
                 self._set_values((*inner, "set"), inline.values, name, local, conduits=False)
+            gives = _result_keys(inline)
+            if scatter.pick is not None and gives is not None and scatter.pick not in gives:
+                self.problems.add(
+                    (*where, "pick"),
+                    f"scatter of sigil {name!r} picks {scatter.pick!r}, a key its sigil's "
+                    f"result never has{did_you_mean(scatter.pick, gives)} "
+                    f"(its keys: {', '.join(sorted(gives))})",
+                )
 
     def _oracle_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
         self._ref(
@@ -552,6 +615,51 @@ class Checker:
                     )
             if isinstance(value, str):
                 self._expression((*base, key), value, name, known)
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+_REDUCER_TYPES: dict[str, tuple[str, ...]] = {
+    "append": ("array",),
+    "add": ("integer", "number"),
+    "merge_dict": ("object",),
+}
+"""The JSON types a built-in reducer can combine (overwrite takes any)."""
+
+
+def has_json_type(value: Any, types: Iterable[str]) -> bool:
+    """Whether ``value`` is of one of the JSON ``types`` (a boolean is no number)."""
+    for name in types:
+        if isinstance(value, bool) and name in ("integer", "number"):
+            continue
+        if isinstance(value, _PYTHON_TYPES[name]):
+            return True
+    return False
+
+
+def _a_value(types: tuple[str, ...]) -> str:
+    words = {"array": "a list", "integer": "a number", "number": "a number", "object": "a mapping"}
+    return " or ".join(dict.fromkeys(words[t] for t in types))
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else f"{type(value).__name__} {value!r:.40}"
+
+
+def _result_keys(inline: Any) -> set[str] | None:
+    """The keys a scattered sigil's result holds, or None when only its code knows."""
+    if isinstance(inline, InlineSet):
+        return set(inline.values)
+    if isinstance(inline, (InlineOracle, InlineSpell)):
+        return {inline.output}
+    return None
 
 
 def _strings(path: YamlPath, value: Any) -> Iterable[tuple[YamlPath, str]]:

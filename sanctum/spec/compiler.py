@@ -10,15 +10,16 @@ validate``. Every problem is a ``path:line:column: message`` in a RitualFileErro
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sanctum.aether import AetherSchema, Conduit, add, append, merge_dict, overwrite
 from sanctum.codex.base import Codex
-from sanctum.errors import FileProblem, RitualFileError, RitualValidationError
+from sanctum.errors import ExpressionError, FileProblem, RitualFileError, RitualValidationError
 from sanctum.oracle.base import Oracle
 from sanctum.ritual import (
     END,
@@ -164,6 +165,13 @@ def load_ritual(
         if target in chain:
             shown = " -> ".join(p.name for p in (*chain, target))
             problems.add(where, f"circle files form a cycle: {shown}")
+            continue
+        if target.is_dir():
+            problems.add(
+                where,
+                f"circle {sigil.circle!r} is a folder ({target}); name a ritual file in it, "
+                "e.g. `circle: parts/step.yaml`",
+            )
             continue
         if not target.is_file():
             problems.add(where, f"circle file {sigil.circle!r} does not exist ({target})")
@@ -438,14 +446,34 @@ class _Builder:
         if not isinstance(sigil, ScatterSigil):
             return _placeholder  # a pass sigil: it only routes
         options = sigil.scatter
-        return scatter(
+        spread = scatter(
             self.inline(name, options.sigil, (*base, "scatter", "sigil")),
-            self.expr(options.over, name, "scatter.over"),
+            self.items(options.over, name),
             into=options.into,
             item_key=options.item,
             max_concurrency=options.max_concurrency,
-            pick=options.pick,
         )
+        return (
+            spread if options.pick is None else _picking(spread, name, options.into, options.pick)
+        )
+
+    def items(self, source: str, sigil: str) -> Callable[[Mapping[str, Any]], Any]:
+        """``scatter.over``: the expression, whose value must be a list."""
+        compiled = compile_expression(source, sigil=sigil, field="scatter.over")
+
+        def items(aether: Mapping[str, Any]) -> Any:
+            value = compiled.evaluate(self.context(aether))
+            if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+                raise ExpressionError(
+                    f"sigil {sigil!r}: scatter.over `{source}` gave "
+                    f"{type(value).__name__} {value!r:.60}, not a list to scatter over",
+                    sigil=sigil,
+                    expression=source,
+                    field="scatter.over",
+                )
+            return value
+
+        return items
 
     def inline(self, name: str, inline: Any, path: YamlPath) -> Callable[..., Any]:
         if isinstance(inline, InlineCall):
@@ -520,6 +548,35 @@ def _exit_text(exc: BaseException) -> str:
         return f"a spell module called sys.exit({code}) while being imported"
     detail = f": {exc}" if str(exc) else ""
     return f"a spell module raised {type(exc).__name__}{detail} while being imported"
+
+
+def _picking(
+    spread: Callable[..., Awaitable[dict[str, Any]]], sigil: str, into: str, pick: str
+) -> Callable[..., Awaitable[dict[str, Any]]]:
+    """A scatter sigil that keeps only key ``pick`` of each item's result.
+
+    Raises (when run):
+        ExpressionError: When an item's result has no such key, naming the keys it has.
+    """
+
+    @functools.wraps(spread)
+    async def picked(aether: dict[str, Any], writer: Any) -> dict[str, Any]:
+        delta = await spread(aether, writer)
+        results = []
+        for index, result in enumerate(delta[into]):
+            if pick not in result:
+                keys = ", ".join(repr(k) for k in result) or "none"
+                raise ExpressionError(
+                    f"sigil {sigil!r}: scatter.pick {pick!r}: the result of item {index} has "
+                    f"no key {pick!r} (its keys: {keys}); pick one of them",
+                    sigil=sigil,
+                    expression=pick,
+                    field="scatter.pick",
+                )
+            results.append(result[pick])
+        return {into: results}
+
+    return picked
 
 
 def _constant(value: Any) -> Callable[[Mapping[str, Any]], Any]:

@@ -9,19 +9,26 @@ the offending key or value, with a did-you-mean for misspelled keys), and raises
 from __future__ import annotations
 
 import difflib
+import functools
 import types
 import typing
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from sanctum.errors import FileProblem, RitualFileError
 from sanctum.spec.env import scrub
 from sanctum.spec.loader import YAML11_BOOLEANS, LoadedFile, YamlPath
-from sanctum.spec.models import SIGIL_KEYS, SIGIL_KINDS, SIGIL_MODELS, key_owners
+from sanctum.spec.models import (
+    ORACLE_PROVIDERS,
+    SIGIL_KEYS,
+    SIGIL_KINDS,
+    SIGIL_MODELS,
+    key_owners,
+)
 
-__all__ = ["Problems", "data_path", "did_you_mean", "suggest"]
+__all__ = ["Problems", "data_path", "did_you_mean", "field_accepts", "suggest", "suggest_field"]
 
 
 def suggest(word: str, candidates: Iterable[str]) -> str | None:
@@ -46,6 +53,55 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """A ``"; did you mean 'x'?"`` suffix, or ``""`` when nothing is close."""
     best = suggest(word, candidates)
     return f"; did you mean {best!r}?" if best else ""
+
+
+def suggest_field(model: Any, key: str, value: Any) -> str | None:
+    """The key of ``model`` a misspelled ``key`` most likely meant.
+
+    Keys whose type accepts ``value`` come first: ``retry: 1`` in a policy means
+    ``retries`` (a number), not ``retry_on`` (a list), though the latter looks closer.
+
+    Args:
+        model: The pydantic model the key was written in.
+        key: The unknown key.
+        value: The value written under it.
+
+    Returns:
+        The best key, or None when nothing is close.
+    """
+    fields = _fields_of(model)
+    synonym = _SYNONYMS.get(key)
+    if synonym in fields:
+        return synonym
+    fitting = [f for f in fields if field_accepts(model, f, value)]
+    return suggest(key, fitting) or suggest(key, fields)
+
+
+_SYNONYMS = {"if": "when", "condition": "when", "goto": "to", "target": "to"}
+"""Words from other tools that mean a key of this format (a route's ``if:``)."""
+
+
+def field_accepts(model: type[BaseModel], key: str, value: Any) -> bool:
+    """Whether ``value`` has the type of ``model``'s key ``key`` (strictly, no constraints)."""
+    adapter = _adapter(model, key)
+    if adapter is None:
+        return False
+    try:
+        adapter.validate_python(value, strict=True)
+    except (ValidationError, TypeError, ValueError):
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _adapter(model: type[BaseModel], key: str) -> TypeAdapter[Any] | None:
+    for name, info in model.model_fields.items():
+        if (info.alias or name) == key:
+            try:
+                return TypeAdapter(Any if info.annotation is None else info.annotation)
+            except Exception:  # pragma: no cover - every field type is adaptable
+                return None
+    return None
 
 
 class Problems:
@@ -118,7 +174,9 @@ class Problems:
                 if not isinstance(value, dict):  # a sigil or ward that is no mapping
                     empty = ", not empty" if value is None else ""
                     self.add(path, f"{_label(path)} should be a mapping{empty}", key=True)
-                continue  # a mapping: reported by the kind checks, with a better message
+                else:
+                    self._missing_tag(path, value, item)
+                continue
             entries.append((path, model, tail, item))
         by_path: dict[YamlPath, list[tuple[Any, ...]]] = {}
         for entry in entries:
@@ -134,18 +192,45 @@ class Problems:
             for _path, model, tail, item in group:
                 self._one(path, model, tail, item)
 
+    def _missing_tag(self, path: YamlPath, value: dict[str, Any], item: Any) -> None:
+        """A mapping without the key that says which model it is (``provider``).
+
+        Sigils, wards and scatter sigils choose their model by a kind key, checked (with
+        a better message) before validation; a key-valued tag is reported here: as a
+        misspelled key when one resembles it, else as a missing key.
+        """
+        tag = str((item.get("ctx") or {}).get("discriminator", ""))
+        if not (tag.startswith("'") and tag.endswith("'")):
+            return  # a kind-key union: reported by the kind checks
+        tag = tag.strip("'")
+        options = _TAG_VALUES.get(tag, ())
+        choices = f" (one of {', '.join(options)})" if options else ""
+        for key in value:
+            if isinstance(key, str) and suggest(key, [tag]) == tag:
+                self.add(
+                    (*path, key),
+                    f"unknown key {key!r}{_where(path)}; did you mean {tag!r}?",
+                    key=True,
+                )
+                return
+        self.add(path, f"missing required key {tag!r}{_where(path)}{choices}", key=True)
+
     def _one(self, path: YamlPath, model: Any, tail: str | None, item: Any) -> None:
         kind = item["type"]
         if kind == "extra_forbidden":
             key = str(path[-1])
             allowed = _fields_of(model)
             where = _where(path[:-1])
+            value = item.get("input")
             if model in SIGIL_MODELS.values():
-                self.add(path, f"unknown key {key!r}{where}{_sigil_key_hint(key, model)}", key=True)
+                hint = _sigil_key_hint(key, model, value)
+                self.add(path, f"unknown key {key!r}{where}{hint}", key=True)
                 return
+            best = suggest_field(model, key, value) if allowed else None
             self.add(
                 path,
-                f"unknown key {key!r}{where}{did_you_mean(key, allowed)}"
+                f"unknown key {key!r}{where}"
+                + (f"; did you mean {best!r}?" if best else "")
                 + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else ""),
                 key=True,
             )
@@ -166,16 +251,24 @@ class Problems:
             hint = did_you_mean(str(value), options) if isinstance(value, str) else ""
             self.add(path, f"{_label(path)} must be one of {', '.join(options)}{hint}")
             return
+        if kind == "value_error":  # a model's own check: its message says it all
+            error = (item.get("ctx") or {}).get("error")
+            self.add(path, f"{_label(path)} {error}")
+            return
         self.add(path, _type_message(path, [item], self.loaded))
 
 
-def _sigil_key_hint(key: str, model: type[BaseModel]) -> str:
+_TAG_VALUES: dict[str, tuple[str, ...]] = {"provider": ORACLE_PROVIDERS}
+"""The values of each key that chooses a model (a discriminator field)."""
+
+
+def _sigil_key_hint(key: str, model: type[BaseModel], value: Any) -> str:
     """A did-you-mean over every key a sigil can have, and the keys this one allows."""
     allowed = _fields_of(model)
     owners = key_owners(key)
     if owners:
         hint = f"; `{key}` belongs to {' and '.join(owners)} sigils"
-    elif (best := suggest(key, allowed)) is not None:
+    elif (best := suggest_field(model, key, value)) is not None:
         hint = f"; did you mean {best!r}?"
     elif (best := suggest(key, SIGIL_KEYS)) is not None:
         whose = [best] if best in SIGIL_KINDS else key_owners(best)

@@ -22,11 +22,21 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateSyntaxError, Undefined, UndefinedError, meta, nodes
+from jinja2 import (
+    StrictUndefined,
+    TemplateError,
+    TemplateSyntaxError,
+    Undefined,
+    UndefinedError,
+    meta,
+    nodes,
+)
 from jinja2.exceptions import SecurityError
+from jinja2.filters import FILTERS as JINJA_FILTERS
 from jinja2.parser import Parser
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.tests import TESTS as JINJA_TESTS
 
 from sanctum.errors import ExpressionError
 from sanctum.spec.diagnostics import did_you_mean
@@ -303,10 +313,26 @@ def _parse_expression(source: str) -> nodes.Expr:
     return expr
 
 
+def _unknown_helper(kind: str, name: str, offered: Collection[str], jinja: Collection[str]) -> str:
+    """The message for a filter or test the sandbox does not have."""
+    offered = [n for n in offered if n.isidentifier()]  # not the `==` style aliases
+    if name in jinja:
+        return (
+            f"{kind} {name!r} is not offered in the sandbox; offered {kind}s: "
+            f"{', '.join(sorted(offered))}"
+        )
+    hint = did_you_mean(name, offered)
+    return f"unknown {kind} {name!r}" + (hint or f"; offered {kind}s: {', '.join(sorted(offered))}")
+
+
 def _static_checks(tree: nodes.Node, *, template: bool) -> list[str]:
     problems: list[str] = []
     for node in tree.find_all(nodes.Node):
-        if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+        if isinstance(node, nodes.Filter) and node.name not in _ENV.filters:
+            problems.append(_unknown_helper("filter", node.name, _ENV.filters, JINJA_FILTERS))
+        elif isinstance(node, nodes.Test) and node.name not in _ENV.tests:
+            problems.append(_unknown_helper("test", node.name, _ENV.tests, JINJA_TESTS))
+        elif isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
             problems.append(f"attribute {node.attr!r} refused (names starting with _ are private)")
         elif isinstance(node, nodes.Call):
             target = node.node
@@ -347,7 +373,7 @@ def _loop_depth(node: nodes.Node) -> int:
 
 
 def _undeclared(tree: nodes.Template, known: Collection[str]) -> list[str]:
-    names = meta.find_undeclared_variables(tree)
+    names = meta.find_undeclared_variables(tree)  # may raise TemplateError
     called = {c.node.name for c in tree.find_all(nodes.Call) if isinstance(c.node, nodes.Name)}
     return sorted(n for n in names if n not in known and n not in called)
 
@@ -386,13 +412,11 @@ def check_expression(source: str, known: Collection[str]) -> list[str]:
         return ["empty expression"]
     try:
         expr = _parse_expression(source)
-    except TemplateSyntaxError as exc:
-        return [f"invalid expression: {exc.message}"]
+    except TemplateError as exc:
+        return [f"invalid expression: {_jinja_message(exc)}"]
     tree = nodes.Template([nodes.Output([expr])], lineno=1)
     tree.set_environment(_ENV)
-    problems = _static_checks(tree, template=False)
-    problems += [_undefined_message(n, known) for n in _undeclared(tree, known)]
-    return problems
+    return _checked(tree, known, template=False, what="expression")
 
 
 def check_template(source: str, known: Collection[str]) -> list[str]:
@@ -409,11 +433,34 @@ def check_template(source: str, known: Collection[str]) -> list[str]:
         return [f"template is {len(source)} characters long (limit {MAX_SOURCE})"]
     try:
         tree = _ENV.parse(source)
-    except TemplateSyntaxError as exc:
-        where = f" (line {exc.lineno} of the template)" if exc.lineno and exc.lineno > 1 else ""
-        return [f"invalid template{where}: {exc.message}"]
-    problems = _static_checks(tree, template=True)
-    problems += [_undefined_message(n, known) for n in _undeclared(tree, known)]
+    except TemplateError as exc:
+        lineno = getattr(exc, "lineno", None)
+        where = f" (line {lineno} of the template)" if lineno and lineno > 1 else ""
+        return [f"invalid template{where}: {_jinja_message(exc)}"]
+    return _checked(tree, known, template=True, what="template")
+
+
+def _jinja_message(exc: TemplateError) -> str:
+    """Jinja2's own message, without its trailing full stop."""
+    return (exc.message or type(exc).__name__).rstrip(".")
+
+
+def _checked(
+    tree: nodes.Template, known: Collection[str], *, template: bool, what: str
+) -> list[str]:
+    """The sandbox rules, then the undefined names, of a parsed expression or template.
+
+    Jinja2's own compile-time refusals (an unknown filter or test, a misplaced
+    statement) never escape: each becomes one message.
+    """
+    problems = _static_checks(tree, template=template)
+    try:
+        undeclared = _undeclared(tree, known)
+    except TemplateError as exc:
+        if not problems:  # already explained by the checks above otherwise
+            problems.append(f"invalid {what}: {_jinja_message(exc)}")
+        return problems
+    problems += [_undefined_message(n, known) for n in undeclared]
     return problems
 
 

@@ -114,7 +114,8 @@ class LoadedFile:
         keys: Path -> position of the mapping key leading to that path.
         plain_booleans: Paths whose value was an unquoted YAML 1.1 boolean word such
             as ``no`` — kept as a string, but refused where a name is expected.
-        plain_boolean_keys: Paths whose mapping *key* was such a word.
+        plain_boolean_keys: Paths whose mapping *key* was such a word, or a plain null
+            word (``null``, ``~``) — kept as text, but refused where a name is expected.
         interpolations: Path -> the ``${VAR}`` substitutions made in that value.
     """
 
@@ -160,6 +161,8 @@ class _Words:
     empty: str
     too_big: str
     documents: str
+    finite: bool = False
+    """Refuse ``.nan`` and ``.inf`` (ritual and test files: nothing in them needs one)."""
 
     @property
     def plural(self) -> str:
@@ -176,6 +179,7 @@ def _words_for(what: str) -> _Words:
             empty="file is empty; a ritual file starts with `sanctum: 1`",
             too_big=" — split it with circle sigils",
             documents="several YAML documents in one file; a ritual file holds exactly one",
+            finite=True,
         )
     empty = f"the {what} is empty; write one YAML or JSON document (e.g. `name: Ada`)"
     if what == "test file":
@@ -188,6 +192,7 @@ def _words_for(what: str) -> _Words:
         empty=empty,
         too_big="",
         documents=f"several YAML documents in one {what}; it must hold exactly one",
+        finite=what == "test file",
     )
 
 
@@ -350,12 +355,23 @@ class _Builder:
                 self.loaded.interpolations[path] = done
         if not plain:
             return text
+        line, column = node.start_mark.line + 1, node.start_mark.column + 1
         try:
-            return _core_scalar(text)
+            value = _core_scalar(text)
         except ValueError:
-            line, column = node.start_mark.line + 1, node.start_mark.column + 1
             self.problems.append((line, column, "number too long; write a smaller number"))
             return None
+        if self.words.finite and isinstance(value, float) and not math.isfinite(value):
+            self.problems.append(
+                (
+                    line,
+                    column,
+                    f"`{text}` is not a finite number; {self.words.plural} take finite "
+                    "numbers only (write a number such as 1e9, or quote it for text)",
+                )
+            )
+            return None
+        return value
 
     def _mapping(self, node: MappingNode, path: YamlPath) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -391,7 +407,7 @@ class _Builder:
             first_seen[key] = line
             child = (*path, key)
             self.loaded.keys[child] = (line, column)
-            if not key_node.style and key in YAML11_BOOLEANS:
+            if not key_node.style and (key in YAML11_BOOLEANS or key in _NULL):
                 self.loaded.plain_boolean_keys.add(child)
             result[key] = self.build(value_node, child)
         return result

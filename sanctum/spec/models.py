@@ -12,12 +12,24 @@ of :func:`sanctum.spec.compile_ritual` (``resolve=``), never by the file.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import math
+from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, PrivateAttr, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    JsonValue,
+    PrivateAttr,
+    Tag,
+)
 
 __all__ = [
     "COMMON_SIGIL_KEYS",
+    "ORACLE_PROVIDERS",
     "SIGIL_KEYS",
     "SIGIL_KINDS",
     "SIGIL_MODELS",
@@ -91,7 +103,9 @@ Next = Annotated[
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", strict=True, frozen=True, defer_build=True, allow_inf_nan=False
+    )
 
 
 # --------------------------------------------------------------------------- inputs
@@ -127,6 +141,46 @@ class ConduitSpec(_Strict):
 
 
 # --------------------------------------------------------------------------- oracles
+
+
+def _http_url(text: str) -> str:
+    """Accept what the HTTP oracles accept: an http(s) URL naming a host.
+
+    A bare ``host:port`` (the form ``OLLAMA_HOST`` often takes) counts as ``http://``.
+    """
+    full = text.strip() if "://" in text else f"http://{text.strip()}"
+    try:
+        parts = urlsplit(full)
+        parts.port  # noqa: B018 - raises ValueError for a port that is no number
+        scheme, host = parts.scheme.lower(), parts.hostname or ""
+    except ValueError:
+        scheme = host = ""
+    if (
+        scheme not in ("http", "https")
+        or not host
+        or any(c.isspace() or c in _NOT_IN_HOSTS for c in host)
+    ):
+        shown = f"; got {text!r}" if "@" not in text else ""  # never echo user:password
+        raise ValueError(
+            f"must be an http:// or https:// URL with a host, e.g. 'http://127.0.0.1:11434'{shown}"
+        )
+    return text
+
+
+_NOT_IN_HOSTS = frozenset('<>"{}|\\^`/?#@')
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+def _seconds(value: float) -> float:
+    """Accept a finite number of seconds greater than 0."""
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"must be a number of seconds greater than 0; got {value:g}")
+    return value
+
+
+Seconds = Annotated[float, AfterValidator(_seconds)]
 
 
 class ScriptedSpellCall(_Strict):
@@ -174,8 +228,8 @@ class OllamaOracleSpec(_Strict):
 
     provider: Literal["ollama"] = Field(description="ollama — an Ollama server.")
     model: str = Field(description="The model tag, e.g. 'qwen2.5:7b'.")
-    base_url: str = Field("http://127.0.0.1:11434", description="The server's address.")
-    timeout: float | None = Field(None, description="Request timeout in seconds.")
+    base_url: HttpUrl = Field("http://127.0.0.1:11434", description="The server's address.")
+    timeout: Seconds | None = Field(None, description="Request timeout in seconds.")
     options: dict[str, JsonValue] = Field(
         default_factory=dict, description="Model options (temperature, num_ctx, ...)."
     )
@@ -186,13 +240,13 @@ class OpenAIOracleSpec(_Strict):
 
     provider: Literal["openai"] = Field(description="openai — an OpenAI-compatible server.")
     model: str = Field(description="The model name the server expects.")
-    base_url: str = Field(description="The API root, e.g. 'http://127.0.0.1:8080/v1'.")
+    base_url: HttpUrl = Field(description="The API root, e.g. 'http://127.0.0.1:8080/v1'.")
     api_key: str | None = Field(
         None,
         description="API key; write '${MY_API_KEY}' to read it from the environment. "
         "It is redacted from Seals, Omens, traces, audit files and messages.",
     )
-    timeout: float | None = Field(None, description="Request timeout in seconds.")
+    timeout: Seconds | None = Field(None, description="Request timeout in seconds.")
     options: dict[str, JsonValue] = Field(
         default_factory=dict, description="Sampling options (temperature, max_tokens, ...)."
     )
@@ -220,6 +274,12 @@ OracleSpec = Annotated[
     ScriptedOracleSpec | OllamaOracleSpec | OpenAIOracleSpec | LlamaCppOracleSpec,
     Field(discriminator="provider"),
 ]
+
+ORACLE_PROVIDERS: tuple[str, ...] = tuple(
+    str(get_args(model.model_fields["provider"].annotation)[0])
+    for model in (ScriptedOracleSpec, OllamaOracleSpec, OpenAIOracleSpec, LlamaCppOracleSpec)
+)
+"""The values an oracle's ``provider`` key may take (one model each)."""
 
 
 class TomeSpec(_Strict):

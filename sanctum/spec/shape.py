@@ -21,7 +21,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sanctum.spec.diagnostics import Problems, data_path, did_you_mean, suggest
+from sanctum.spec.diagnostics import (
+    Problems,
+    data_path,
+    did_you_mean,
+    field_accepts,
+    suggest,
+    suggest_field,
+)
 from sanctum.spec.loader import LoadedFile, YamlPath
 from sanctum.spec.models import (
     COMMON_SIGIL_KEYS,
@@ -173,9 +180,9 @@ def _precheck(data: Any, p: Problems) -> dict[str, Any] | None:
 
 
 def _remove_key(work: dict[str, Any], path: YamlPath, model: Any, loaded: LoadedFile) -> bool:
-    """Set an unknown key aside — renamed to the key it resembles, so that key's value
-    is still checked (and a misspelled ``nxet`` does not also leave the sigil with
-    nowhere to go), else removed."""
+    """Set an unknown key aside — renamed to the key it resembles when its value fits
+    there, so that key's value is still checked (and a misspelled ``nxet`` does not
+    also leave the sigil with nowhere to go), else removed."""
     node: Any = work
     for part in path[:-1]:
         try:
@@ -185,13 +192,12 @@ def _remove_key(work: dict[str, Any], path: YamlPath, model: Any, loaded: Loaded
     key = path[-1]
     if not isinstance(node, dict) or key not in node:
         return False
-    fields = (
-        [f.alias or n for n, f in model.model_fields.items()]
+    meant = (
+        suggest_field(model, str(key), node[key])
         if isinstance(model, type) and issubclass(model, BaseModel)
-        else []
+        else None
     )
-    meant = suggest(str(key), fields)
-    if meant is not None and meant not in node:
+    if meant is not None and meant not in node and field_accepts(model, meant, node[key]):
         renamed = {meant if k == key else k: v for k, v in node.items()}
         node.clear()
         node.update(renamed)

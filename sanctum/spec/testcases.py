@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from sanctum.aether import ERRORS_CONDUIT
 from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError
+from sanctum.spec.checks import has_json_type
 from sanctum.spec.diagnostics import Problems, did_you_mean
 from sanctum.spec.loader import YamlPath, load_yaml_file
 from sanctum.spec.models import RitualSpec, ScriptedOracleSpec, ScriptLine
@@ -196,7 +197,7 @@ def _check_cases(spec: RitualTestSpec, ritual: RitualSpec, problems: Problems) -
     for index, case in enumerate(spec.cases):
         base: YamlPath = ("cases", index)
         who = f"case {case.name!r}"
-        for key in case.inputs:
+        for key, value in case.inputs.items():
             if key not in inputs:
                 declared = ", ".join(sorted(inputs)) or "none"
                 problems.add(
@@ -204,6 +205,20 @@ def _check_cases(spec: RitualTestSpec, ritual: RitualSpec, problems: Problems) -
                     f"{who}: {label} declares no input {key!r}{did_you_mean(key, inputs)} "
                     f"(declared inputs: {declared})",
                     key=True,
+                )
+                continue
+            wanted = inputs[key]
+            if not has_json_type(value, (wanted.type,)):
+                problems.add(
+                    (*base, "inputs", key),
+                    f"{who}: input {key!r} of {label} must be of type {wanted.type}, "
+                    f"got {'null' if value is None else type(value).__name__} {value!r:.40}",
+                )
+            elif wanted.enum is not None and value not in wanted.enum:
+                options = ", ".join(repr(o) for o in wanted.enum)
+                problems.add(
+                    (*base, "inputs", key),
+                    f"{who}: input {key!r} of {label} must be one of {options}, got {value!r:.40}",
                 )
         missing = [n for n in required if n not in case.inputs]
         if missing:
@@ -349,7 +364,24 @@ async def arun_ritual_tests(path: str | Path) -> list[TestResult]:
         except RitualFileError as exc:
             results.append(TestResult(str(file), file.name, False, str(exc), "failed"))
             continue
+        if not spec.cases:
+            results.append(_no_cases(file))
+            continue
         ritual = file.parent / spec.ritual
         for case in spec.cases:
             results.append(await _run_case(ritual, case, str(file)))
     return results
+
+
+def _no_cases(file: Path) -> TestResult:
+    """A failed result for a test file whose ``cases:`` list is empty.
+
+    Validating such a file passes (it is well formed), but running it tests nothing,
+    which a test run must not report as a success.
+    """
+    line, column = load_yaml_file(file, what="test file").position(("cases",))
+    message = (
+        f"{file}:{line}:{column}: the `cases` list is empty, so nothing was tested; "
+        "add a case (e.g. `- name: greets Ada` with its `inputs:` and `expect:`)"
+    )
+    return TestResult(str(file), file.name, False, message, "failed")

@@ -55,7 +55,10 @@ def _fallback(spec: RitualSpec, name: str) -> tuple[str, YamlPath] | None:
 
 
 def check_topology(spec: RitualSpec, problems: Problems) -> None:
-    """Report unreachable sigils and ``join: all`` barriers that could never fire.
+    """Report unreachable sigils, sigils that never reach END, and idle barriers.
+
+    A sigil from which no path leads to END (a cycle without an exit) could only stop
+    at ``recursion_limit``; a ``join: all`` barrier no ``next:`` names never fires.
 
     Args:
         spec: A ritual whose names all resolve (run after the name checks).
@@ -78,6 +81,7 @@ def check_topology(spec: RitualSpec, problems: Problems) -> None:
                 "`on_error` leads to it; add it to a `next:` (or a route) or remove it",
                 key=True,
             )
+    _endless(spec, seen, problems)
     joins = [name for name, sigil in spec.sigils.items() if sigil.join == "all"]
     if not joins:
         return
@@ -107,6 +111,56 @@ def check_topology(spec: RitualSpec, problems: Problems) -> None:
                 "the barrier has nothing to wait for; name it in its predecessors' `next:`, "
                 "or use `join: any`",
             )
+
+
+def _endless(spec: RitualSpec, reached: set[str], problems: Problems) -> None:
+    """Report the reachable sigils from which no path leads to END.
+
+    Every way a sigil can lead on counts (``next``, each route, the ``on_error``
+    fallback); route targets are all written in the file, so the graph is fully known.
+    A run entering such a sigil could only loop until the recursion limit.
+    """
+    leads: dict[str, set[str]] = {name: set() for name in spec.sigils}
+    finishing: set[str] = set()
+    for name in spec.sigils:
+        for target, _path, _how in _steps(spec, name):
+            if target in _END:
+                finishing.add(name)
+            elif target in spec.sigils:
+                leads[target].add(name)
+    ending = set(finishing)
+    stack = list(finishing)
+    while stack:
+        for before in leads[stack.pop()]:
+            if before not in ending:
+                ending.add(before)
+                stack.append(before)
+    trapped = [name for name in spec.sigils if name in reached and name not in ending]
+    for name in trapped:
+        loop = sorted(_onward(spec, name))
+        if len(loop) == 1:
+            how, fix = "it only leads back to itself", "give it"
+        else:
+            among = ", ".join(repr(n) for n in loop)
+            how, fix = f"every path from it stays among {among}", "give one of them"
+        problems.add(
+            ("sigils", name),
+            f"sigil {name!r} can never reach END: {how}, so a run would loop until "
+            f"`recursion_limit`; {fix} a route (or `next`) to END",
+            key=True,
+        )
+
+
+def _onward(spec: RitualSpec, name: str) -> set[str]:
+    """The sigils reachable from ``name`` (itself included)."""
+    found = {name}
+    stack = [name]
+    while stack:
+        for target, _path, _how in _steps(spec, stack.pop()):
+            if target in spec.sigils and target not in found:
+                found.add(target)
+                stack.append(target)
+    return found
 
 
 _WORDING = (

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from sanctum.codex.memory import MemoryCodex
-from sanctum.errors import Interrupt, RitualFileError
+from sanctum.errors import ExpressionError, Interrupt, RitualFileError, SanctumError
 from sanctum.oracle.scripted import ScriptedOracle
 from sanctum.ritual import Rite
 from sanctum.spec import check_ritual, compile_ritual, load_ritual
@@ -208,3 +208,57 @@ def test_spell_module_calling_sys_exit_is_a_positioned_problem(tmp_path: Path) -
     assert [str(p) for p in caught.value.problems] == [
         f"{path}:4:22: tome 'desk': {manifest}: importing spell.py called sys.exit(4)"
     ]
+
+
+def test_a_circle_naming_a_folder_says_so(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        entry: a
+        sigils:
+          a: {circle: ., next: END}
+        """,
+    )
+    (message,) = problems_of(path)
+    assert message.startswith("5:15: circle '.' is a folder (")
+    assert message.endswith("name a ritual file in it, e.g. `circle: parts/step.yaml`")
+
+
+SCATTER = """
+sanctum: 1
+name: t
+aether: {nums: {default: NUMS}, out: {}}
+entry: a
+sigils:
+  a:
+    scatter: {over: nums, into: out, PICK sigil: {call: "scatter_steps:double"}}
+    next: END
+"""
+
+
+def _scatter(tmp_path: Path, nums: str, pick: str = "") -> Rite:
+    (tmp_path / "scatter_steps.py").write_text(
+        "def double(aether):\n    return {'result': aether['item'] * 2}\n"
+    )
+    text = SCATTER.replace("NUMS", nums).replace("PICK ", f"pick: {pick}, " if pick else "")
+    return compile_ritual(write(tmp_path, text))
+
+
+def test_scatter_over_a_non_list_names_the_expression_and_type(tmp_path: Path) -> None:
+    with pytest.raises(SanctumError) as caught:
+        _scatter(tmp_path, "5").invoke({})
+    cause = caught.value.__cause__
+    assert isinstance(cause, ExpressionError)
+    assert str(cause) == "sigil 'a': scatter.over `nums` gave int 5, not a list to scatter over"
+
+
+def test_scatter_pick_of_a_missing_key_names_the_keys_there_are(tmp_path: Path) -> None:
+    assert _scatter(tmp_path, "[1, 2]", "result").invoke({})["out"] == [2, 4]
+    with pytest.raises(SanctumError) as caught:
+        _scatter(tmp_path, "[1, 2]", "nosuch").invoke({})
+    assert str(caught.value.__cause__) == (
+        "sigil 'a': scatter.pick 'nosuch': the result of item 0 has no key 'nosuch' "
+        "(its keys: 'result'); pick one of them"
+    )

@@ -123,3 +123,14 @@ def test_top_level_not_mapping(tmp_path: Path) -> None:
     assert problems_of(write(tmp_path, "- a\n- b\n")) == [
         "1:1: a ritual file is a mapping of keys (sanctum: 1, name, entry, sigils, ...)"
     ]
+
+
+def test_suggest_field_prefers_keys_whose_type_fits_the_value() -> None:
+    from sanctum.spec.diagnostics import suggest_field
+    from sanctum.spec.models import PolicySpec, Route
+
+    assert suggest_field(PolicySpec, "retry", 1) == "retries"
+    assert suggest_field(PolicySpec, "retry", ["TimeoutError"]) == "retry_on"
+    assert suggest_field(PolicySpec, "retry", object()) == "retry_on"  # nothing fits: closest
+    assert suggest_field(Route, "if", "x > 1") == "when"  # a word from other tools
+    assert suggest_field(PolicySpec, "zzz", 1) is None

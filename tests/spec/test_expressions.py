@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sanctum.spec.expressions import (
@@ -9,6 +11,7 @@ from sanctum.spec.expressions import (
     compile_expression,
     compile_template,
 )
+from tests.spec.helpers import problems_of, write
 
 KNOWN = {"category", "ticket", "items", "n"}
 
@@ -65,3 +68,48 @@ def test_templates_render_and_native_values() -> None:
 def test_offered_methods_and_functions() -> None:
     expr = compile_expression("ticket.strip().lower() ~ len(items)", sigil="s", field="f")
     assert expr.evaluate({"ticket": " AB ", "items": [1]}) == "ab1"
+
+
+# --------------------------------------------------------------------------- filters, tests
+
+
+def test_misspelled_filter_in_an_expression_is_a_problem_not_a_crash() -> None:
+    assert check_expression("out | lenght > 0", {"out"}) == [
+        "unknown filter 'lenght'; did you mean 'length'?"
+    ]
+
+
+def test_misspelled_filter_and_unknown_test_in_a_template() -> None:
+    problems = check_template("{{ name | uper }} {{ name is nosuch }}", {"name"})
+    assert problems[0] == "unknown filter 'uper'; did you mean 'upper'?"
+    assert problems[1].startswith("unknown test 'nosuch'; offered tests: boolean, ")
+    assert "==" not in problems[1]  # the operator aliases are no names to offer
+
+
+@pytest.mark.parametrize(
+    "name", ["batch", "indent", "center", "wordwrap", "urlize", "xmlattr", "random", "format"]
+)
+def test_filters_the_sandbox_left_out_are_named_as_such(name: str) -> None:
+    (problem,) = check_expression(f"x | {name}", {"x"})
+    assert problem.startswith(f"filter {name!r} is not offered in the sandbox; offered filters: ")
+
+
+def test_unknown_filter_in_a_ritual_file_is_positioned(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {out: {default: []}}
+        entry: a
+        sigils:
+          a:
+            routes:
+              - when: "out | lenght > 0"
+                to: END
+              - to: END
+        """,
+    )
+    assert problems_of(path) == [
+        "8:15: sigil 'a': `out | lenght > 0`: unknown filter 'lenght'; did you mean 'length'?"
+    ]

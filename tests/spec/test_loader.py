@@ -202,3 +202,25 @@ def test_binary_input_is_a_clean_positioned_error(tmp_path: Path) -> None:
         == f"{file}:1:1: control character U+0000 is not allowed in YAML (is it a binary file?)"
     )
     assert "<unicode string>" not in problems(b"a: 1\n\x00")[0]
+
+
+@pytest.mark.parametrize("word", [".nan", ".inf", "-.inf", "+.Inf", "1e999"])
+def test_non_finite_numbers_are_refused_in_ritual_files(word: str) -> None:
+    assert problems(f"a:\n  b: {word}\n") == [
+        f"f.yaml:2:6: `{word}` is not a finite number; ritual files take finite numbers "
+        "only (write a number such as 1e9, or quote it for text)"
+    ]
+    assert load_yaml_text(f"a: '{word}'\n", env={}).data == {"a": word}  # quoted: text
+
+
+def test_non_finite_numbers_in_test_files_too_but_not_in_input_files() -> None:
+    with pytest.raises(RitualFileError, match="test files take finite numbers only"):
+        load_yaml_text("a: .inf\n", "t.test.yaml", env={}, what="test file")
+    # input files are checked by whoever stores them (the run's input validation)
+    assert load_yaml_data("a: .inf\n", what="input file") == {"a": float("inf")}
+
+
+def test_plain_null_keys_are_marked_like_boolean_words() -> None:
+    loaded = load_yaml_text("null: 1\n'~': 2\n", env={})
+    assert ("null",) in loaded.plain_boolean_keys
+    assert ("~",) not in loaded.plain_boolean_keys

@@ -161,3 +161,67 @@ def test_sigils_and_wards_that_are_no_mapping(tmp_path: Path) -> None:
         "9:39: `scatter.sigil` of sigil 's' should be a mapping",
         "10:9: `wards.0` should be a mapping",
     ]
+
+
+HEADER = """
+sanctum: 1
+name: t
+entry: a
+sigils:
+  a: {next: END}
+"""
+
+
+@pytest.mark.parametrize(
+    ("oracles", "expected"),
+    [
+        (
+            "{bard: {model: m}}",
+            "6:11: missing required key 'provider' in `oracles.bard` "
+            "(one of scripted, ollama, openai, llamacpp)",
+        ),
+        (
+            "{bard: {}}",
+            "6:11: missing required key 'provider' in `oracles.bard` "
+            "(one of scripted, ollama, openai, llamacpp)",
+        ),
+        (
+            "{bard: {provder: ollama, model: m}}",
+            "6:18: unknown key 'provder' in `oracles.bard`; did you mean 'provider'?",
+        ),
+    ],
+)
+def test_oracle_without_provider_is_positioned(tmp_path: Path, oracles: str, expected: str) -> None:
+    path = write(tmp_path, HEADER + f"oracles: {oracles}\n")
+    assert problems_of(path) == [expected]
+
+
+def test_a_misspelled_key_is_matched_by_its_value_type(tmp_path: Path) -> None:
+    # `retry_on` looks closer to `retry`, but only `retries` takes a number; and the
+    # key is set aside under that name, so no second, bogus problem follows
+    path = write(tmp_path, HEADER + "policies: {p: {retry: 1}}\n")
+    assert problems_of(path) == [
+        "6:16: unknown key 'retry' in `policies.p`; did you mean 'retries'? "
+        "(allowed: backoff, on_error, retries, retry_on, timeout)"
+    ]
+
+
+def test_a_route_with_if_is_one_problem(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {default: 1}}
+        entry: a
+        sigils:
+          a:
+            routes:
+              - if: "x > 0"
+                to: END
+              - to: END
+        """,
+    )
+    assert problems_of(path) == [
+        "8:9: unknown key 'if' in sigil 'a' (routes.0); did you mean 'when'? (allowed: to, when)"
+    ]

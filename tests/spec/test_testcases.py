@@ -125,3 +125,44 @@ def test_empty_test_file_speaks_of_a_test_file(tmp_path: Path) -> None:
     assert _test_file_problems(path) == [
         "1:1: the test file is empty; write `ritual: NAME.yaml` and a list of `cases:`"
     ]
+
+
+def test_an_empty_cases_list_is_a_failed_result_that_says_so(tmp_path: Path) -> None:
+    write(tmp_path, MINIMAL)
+    path = tmp_path / "ritual.test.yaml"
+    path.write_text("ritual: ritual.yaml\ncases: []\n")
+    load_test_file(path)  # well formed: `sanctum validate` accepts it
+    (result,) = run_ritual_tests(path)
+    assert (result.passed, result.status) == (False, "failed")
+    assert result.message == (
+        f"{path}:2:8: the `cases` list is empty, so nothing was tested; add a case "
+        "(e.g. `- name: greets Ada` with its `inputs:` and `expect:`)"
+    )
+
+
+def test_case_inputs_must_have_the_declared_type_and_enum(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        inputs:
+          who: {}
+          mood: {enum: [happy, sad]}
+        entry: a
+        sigils:
+          a: {next: END}
+        """,
+    )
+    path = tmp_path / "ritual.test.yaml"
+    path.write_text(
+        "ritual: ritual.yaml\ncases:\n"
+        "  - name: c\n    inputs: {who: 5, mood: angry}\n"
+        "  - name: fine\n    inputs: {who: Ada, mood: sad}\n"
+    )
+    with pytest.raises(RitualFileError) as caught:
+        load_test_file(path)
+    assert [f"{p.line}:{p.column}: {p.message}" for p in caught.value.problems] == [
+        "4:19: case 'c': input 'who' of ritual 't' must be of type string, got int 5",
+        "4:28: case 'c': input 'mood' of ritual 't' must be one of 'happy', 'sad', got 'angry'",
+    ]

@@ -134,3 +134,36 @@ def test_engine_messages_are_put_in_file_words() -> None:
     assert file_wording(
         "sigil(s) 'b' cannot be reached from START; connect them with add_edge() or remove them"
     ) == ("sigil(s) 'b' cannot be reached from `entry`; add them to a `next:` or remove them")
+
+
+def test_cycles_without_a_way_to_end_are_reported_at_each_sigil(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {out: {default: 0}}
+        policies:
+          rescue: {on_error: done}
+        entry: [a, c, e]
+        sigils:
+          a: {set: {out: "out + 1"}, next: b}
+          b: {next: a}
+          c: {next: c}
+          d: {next: d, policy: rescue}
+          e: {routes: [{when: "out > 3", to: e}, {to: d}]}
+          done: {next: END}
+        """,
+    )
+    # a and b loop together; c only on itself; d's on_error leads out, so it and e
+    # (whose default route goes to d) can finish
+    assert _problems(path) == [
+        "8:3: sigil 'a' can never reach END: every path from it stays among 'a', 'b', so a "
+        "run would loop until `recursion_limit`; give one of them a route (or `next`) "
+        "to END",
+        "9:3: sigil 'b' can never reach END: every path from it stays among 'a', 'b', so a "
+        "run would loop until `recursion_limit`; give one of them a route (or `next`) "
+        "to END",
+        "10:3: sigil 'c' can never reach END: it only leads back to itself, so a run would "
+        "loop until `recursion_limit`; give it a route (or `next`) to END",
+    ]
