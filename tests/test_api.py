@@ -83,8 +83,9 @@ def test_updates_are_checked_against_the_conduits(tmp_path: Path) -> None:
         api.check_updates(spec, api.parse_input_pairs(["approved=yes"], raw=True))
     with pytest.raises(RitualInputError, match="NaN and Infinity"):
         api.check_updates(spec, {"ratio": float("inf")})
-    # an append conduit takes whatever its reducer merges: no type check on the shape
-    assert api.check_updates(spec, {"log": 5}) == {"log": 5}
+    # an update goes through the conduit's reducer: append takes a list of items only
+    with pytest.raises(RitualInputError, match=r"appends a list of items.*\[item\]"):
+        api.check_updates(spec, {"log": 5})
 
 
 TYPED = """\
@@ -350,3 +351,20 @@ async def test_tokens_from_inside_a_circle_reach_the_tokens_mode(tmp_path: Path)
     assert "".join(str(t.payload) for t in tokens).split() == ["three", "little", "words"]
     assert performance.result is not None
     assert performance.result.aether["said"] == "three little words"
+
+
+def test_inputs_nest_as_deep_as_a_yaml_file_may(tmp_path: Path) -> None:
+    from sanctum._facade.inputs import MAX_INPUT_DEPTH
+    from sanctum.spec import load_ritual
+    from sanctum.spec.loader import MAX_DEPTH
+
+    assert MAX_INPUT_DEPTH == MAX_DEPTH == 64
+    assert api.parse_input_pairs(["tags=" + "[" * 64 + "]" * 64])["tags"]
+    with pytest.raises(RitualInputError, match="nesting deeper than 64 levels"):
+        api.parse_input_pairs(["tags=" + "[" * 65 + "]" * 65])
+    ritual = tmp_path / "r.yaml"
+    ritual.write_text(TYPED, encoding="utf-8")
+    loop: list[object] = []
+    loop.append(loop)  # a value holding itself: answered at once, not walked forever
+    with pytest.raises(RitualInputError, match="update tags: nesting deeper"):
+        api.check_updates(load_ritual(ritual), {"tags": loop})

@@ -1,8 +1,10 @@
-"""Trace files and ritual test files: load, render, run, report as JUnit XML."""
+"""Trace files and ritual test files (load, render, run, report as JUnit XML); special files."""
 
 from __future__ import annotations
 
 import builtins
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +16,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TraceFileError",
+    "check_regular_file",
     "check_test_files",
     "find_test_files",
     "junit_xml",
     "load_trace",
     "render_trace_file",
     "run_tests",
+    "special_file_kind",
+    "special_file_problem",
 ]
 
 
@@ -31,10 +36,14 @@ def load_trace(path: str | Path) -> dict[str, Any]:
 
     Raises:
         FileNotFoundError: If the file does not exist.
-        TraceFileError: If it is not a sanctum trace of a supported version.
+        TraceFileError: If it is not a sanctum trace of a supported version, or no
+            regular file (a named pipe, a device).
     """
     from sanctum.tracing.render import load_trace as read
 
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise TraceFileError(f"{path}: it is {kind}, not a regular file", path=str(path))
     try:
         return read(path)
     except FileNotFoundError:
@@ -60,12 +69,70 @@ def render_trace_file(path: str | Path, output: str | Path | None = None) -> Pat
     """
     from sanctum.tracing import render_trace
 
+    kind = special_file_kind(path)
+    if kind is not None:
+        raise TraceFileError(f"{path}: it is {kind}, not a regular file", path=str(path))
     try:
         return render_trace(path, output)
     except FileNotFoundError:
         raise
     except ValueError as exc:
         raise TraceFileError(str(exc), path=str(path)) from exc
+
+
+# --------------------------------------------------------------------------- special files
+
+
+def special_file_kind(path: str | Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a folder.
+
+    Reading a named pipe (FIFO) waits for a writer forever and a device such as
+    ``/dev/urandom`` never ends, so sanctum reads only regular files. Looking costs one
+    ``stat`` and never blocks.
+
+    Returns:
+        ``"a named pipe (FIFO)"``, ``"a character device"``, ``"a block device"``,
+        ``"a socket"``, or None for a regular file, a folder or a path that cannot be
+        looked at (whoever reads it reports that).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def special_file_problem(path: str | Path, *, what: str = "ritual file") -> FileProblem | None:
+    """The ``path:1:1: cannot read the ritual file: …`` problem of a special file, or None.
+
+    Args:
+        path: The file about to be read.
+        what: What it should be, for the message (``"ritual file"``, ``"test file"``).
+    """
+    kind = special_file_kind(path)
+    if kind is None:
+        return None
+    return FileProblem(str(path), 1, 1, f"cannot read the {what}: it is {kind}, not a regular file")
+
+
+def check_regular_file(path: str | Path, *, what: str = "ritual file") -> None:
+    """Refuse a FIFO, a device or a socket before reading it (see :func:`special_file_kind`).
+
+    Raises:
+        RitualFileError: ``path:1:1: cannot read the ritual file: it is a named pipe
+            (FIFO), not a regular file``.
+    """
+    problem = special_file_problem(path, what=what)
+    if problem is not None:
+        raise RitualFileError([problem])
 
 
 # --------------------------------------------------------------------------- ritual tests
@@ -79,10 +146,12 @@ def find_test_files(paths: Sequence[str | Path]) -> builtins.list[Path]:
 
     Raises:
         FileNotFoundError: If a path does not exist, or a ritual has no test file.
+        RitualFileError: If a path is a named pipe, a device or a socket.
     """
     found: builtins.list[Path] = []
     for item in paths:
         path = Path(item)
+        check_regular_file(path, what="test file" if path.name.endswith(".test.yaml") else "file")
         if path.is_dir():
             found.extend(sorted(path.rglob("*.test.yaml")))
         elif path.name.endswith(".test.yaml"):
@@ -112,8 +181,9 @@ def check_test_files(files: Sequence[str | Path]) -> None:
     file is reported at once, each as ``path:line:column: message``.
 
     Raises:
-        RitualFileError: If a test file is malformed, names a ritual file that does not
-            exist, or that ritual file is malformed.
+        RitualFileError: If a test file is malformed or no regular file, names a ritual
+            file that does not exist or is no regular file, or that ritual file is
+            malformed.
     """
     from sanctum.spec import load_ritual
     from sanctum.spec.loader import load_yaml_file
@@ -122,12 +192,20 @@ def check_test_files(files: Sequence[str | Path]) -> None:
     problems: builtins.list[FileProblem] = []
     for item in files:
         file = Path(item)
+        special = special_file_problem(file, what="test file")
+        if special is not None:  # one found in a folder: reading it would never end
+            problems.append(special)
+            continue
         try:
             spec = load_test_file(file)
         except RitualFileError as exc:
             problems.extend(exc.problems)
             continue
         ritual = file.parent / spec.ritual
+        special = special_file_problem(ritual)
+        if special is not None:
+            problems.append(special)
+            continue
         if not ritual.is_file():
             line, column = load_yaml_file(file).position(("ritual",))
             problems.append(

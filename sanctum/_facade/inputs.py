@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from sanctum.spec import RitualSpec
 
 __all__ = [
+    "MAX_INPUT_DEPTH",
+    "MAX_INPUT_FILE_BYTES",
     "InputText",
     "RitualInputError",
     "check_inputs",
@@ -39,6 +41,18 @@ class InputText(str):
     __slots__ = ()
 
 
+MAX_INPUT_DEPTH = 64
+"""How deeply an input (or update) value may nest lists and mappings.
+
+The same limit the ritual format's YAML loader applies (``sanctum.spec.loader.MAX_DEPTH``),
+so a JSON input file, a YAML input file and a ``--input`` value are refused alike.
+"""
+
+
+MAX_INPUT_FILE_BYTES = 16 * 1024 * 1024
+"""Largest input (or update) file read, in bytes (16 MiB); standard input too."""
+
+
 class _NonFinite(Exception):
     """Internal: a JSON document spelled NaN, Infinity or -Infinity."""
 
@@ -47,40 +61,72 @@ def _refuse_constant(name: str) -> Any:
     raise _NonFinite(name)
 
 
+def _too_deep(where: str, *, name: str | None, source: str) -> RitualInputError:
+    return RitualInputError(
+        f"{where}: nesting deeper than {MAX_INPUT_DEPTH} levels (lists and mappings inside "
+        "each other); give a flatter value",
+        name=name,
+        source=source,
+    )
+
+
 def _parse_value(text: str, *, name: str, source: str) -> Any:
     """A value as JSON when it parses as JSON, else the string itself.
 
     Raises:
-        RitualInputError: If the JSON holds a number that is not finite (NaN, ±Infinity).
+        RitualInputError: If the JSON holds a number that is not finite (NaN, ±Infinity)
+            or nests deeper than :data:`MAX_INPUT_DEPTH`.
     """
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except _NonFinite:
         value = math.nan
+    except RecursionError:  # nested past the interpreter's limit: deeper than ours too
+        raise _too_deep(f"{source} {name}", name=name, source=source) from None
     except ValueError:
         return text
     _require_finite(value, name=name, source=source)
     return value
 
 
-def _non_finite(value: Any) -> bool:
-    """Whether ``value`` holds (at any depth) a float that is NaN or infinite."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, Mapping):
-        return any(_non_finite(item) for item in value.values())
-    if isinstance(value, list | tuple):
-        return any(_non_finite(item) for item in value)
-    return False
+def _storable_problem(value: Any) -> str | None:
+    """What keeps ``value`` out of a Seal: ``"deep"``, ``"non-finite"`` or None.
+
+    The walk is iterative and stops below :data:`MAX_INPUT_DEPTH`, so a value nested
+    thousands deep (or a container that holds itself) is answered at once.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return "non-finite"
+            continue
+        if isinstance(item, Mapping):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth >= MAX_INPUT_DEPTH:
+            return "deep"
+        stack.extend((child, depth + 1) for child in children)
+    return None
 
 
 def _require_finite(value: Any, *, name: str, source: str) -> None:
-    """Refuse NaN and ±Infinity anywhere in a value: Seals (JSON) cannot carry them.
+    """Refuse NaN, ±Infinity and too-deep nesting anywhere in a value.
+
+    Seals store values as JSON, which has no such numbers; nesting is capped at
+    :data:`MAX_INPUT_DEPTH` levels.
 
     Raises:
         RitualInputError: Naming the value and where it came from.
     """
-    if _non_finite(value):
+    problem = _storable_problem(value)
+    if problem == "deep":
+        raise _too_deep(f"{source} {name}", name=name, source=source)
+    if problem is not None:
         raise RitualInputError(
             f"{source} {name}: NaN and Infinity are not allowed (a Seal stores values as "
             "JSON, which has no such numbers); give a finite number",
@@ -152,8 +198,10 @@ def load_input_file(path: str | Path, *, stdin: IO[str] | None = None) -> dict[s
         ``dict[str, Any]``, the document.
 
     Raises:
-        RitualInputError: If the text is not UTF-8, the document does not parse, is
-            not a mapping or holds a number that is not finite.
+        RitualInputError: If the file is a named pipe or a device, larger than
+            :data:`MAX_INPUT_FILE_BYTES`, not UTF-8, does not parse, is not a mapping,
+            nests deeper than :data:`MAX_INPUT_DEPTH` or holds a number that is not
+            finite.
         OSError: If the file cannot be read (e.g. FileNotFoundError).
     """
     source = str(path)
@@ -167,6 +215,8 @@ def load_input_file(path: str | Path, *, stdin: IO[str] | None = None) -> dict[s
             "which has no such numbers); give a finite number",
             source=source,
         ) from None
+    except RecursionError:  # nested past the interpreter's limit: deeper than ours too
+        raise _too_deep(label, name=None, source=source) from None
     except ValueError:
         data = _load_yaml_document(text, label)
     if data is None:
@@ -183,14 +233,40 @@ def load_input_file(path: str | Path, *, stdin: IO[str] | None = None) -> dict[s
 
 
 def _read_input_text(path: str | Path, stdin: IO[str] | None, label: str) -> str:
-    """The text of an input file or of standard input, refusing what is not UTF-8."""
+    """The text of an input file or of standard input, refusing what is not UTF-8.
+
+    At most :data:`MAX_INPUT_FILE_BYTES` are read; a named pipe or a device given as
+    a file is refused before it is opened (reading it might never end).
+    """
+    raw: bytes | str
     if str(path) == "-":
         if stdin is not None:
-            return stdin.read()
-        buffer = getattr(sys.stdin, "buffer", None)
-        raw: bytes | str = buffer.read() if buffer is not None else sys.stdin.read()
+            raw = stdin.read(MAX_INPUT_FILE_BYTES + 1)
+        else:
+            buffer = getattr(sys.stdin, "buffer", None)
+            raw = (
+                buffer.read(MAX_INPUT_FILE_BYTES + 1)
+                if buffer is not None
+                else sys.stdin.read(MAX_INPUT_FILE_BYTES + 1)
+            )
     else:
-        raw = Path(path).read_bytes()
+        from sanctum._facade.files import special_file_kind
+
+        kind = special_file_kind(path)
+        if kind is not None:
+            raise RitualInputError(
+                f"{label}: it is {kind}, not a regular file; an input file holds one JSON "
+                "or YAML mapping (use --input-file - to read standard input)",
+                source=str(path),
+            )
+        with Path(path).open("rb") as handle:
+            raw = handle.read(MAX_INPUT_FILE_BYTES + 1)
+    if len(raw) > MAX_INPUT_FILE_BYTES:
+        raise RitualInputError(
+            f"{label}: larger than {MAX_INPUT_FILE_BYTES // (1024 * 1024)} MiB "
+            f"({MAX_INPUT_FILE_BYTES} bytes), the limit of an input file",
+            source=str(path),
+        )
     if isinstance(raw, str):
         return raw
     try:
@@ -343,8 +419,9 @@ def check_updates(spec: RitualSpec, updates: Mapping[str, Any]) -> dict[str, Any
 
     Every name must be a conduit (``aether:``) or an input of the ritual. Values given
     as :class:`InputText` are read for the declared type (text for ``type: string``,
-    JSON otherwise); a declared type is enforced where the conduit overwrites (a
-    reducer such as ``append`` may take another shape), and numbers must be finite.
+    JSON otherwise). The value must fit the conduit: its declared type where the
+    conduit overwrites or adds, a list for ``append``, a mapping for ``merge_dict``
+    (a Python reducer is not checked); numbers must be finite.
 
     Args:
         spec: The loaded ritual.
@@ -374,14 +451,38 @@ def check_updates(spec: RitualSpec, updates: Mapping[str, Any]) -> dict[str, Any
         read = _read_text(value, type_name, name=key, source="update")
         _require_finite(read, name=key, source="update")
         reducer = _field(declaration, "reducer") if key in conduits else None
-        if reducer in (None, "overwrite") and not _type_ok(read, type_name):
-            raise RitualInputError(
-                _type_problem(key, read, type_name, what="conduit") + "; nothing was resumed",
-                name=key,
-                source="--update",
-            )
+        problem = _update_problem(key, read, type_name, reducer)
+        if problem is not None:
+            raise RitualInputError(problem + "; nothing was resumed", name=key, source="--update")
         checked[key] = read
     return checked
+
+
+def _update_problem(key: str, value: Any, type_name: Any, reducer: Any) -> str | None:
+    """Why an update does not fit its conduit's reducer and type, or None when it fits.
+
+    ``overwrite`` (and an input) replaces the value: it must have the declared type.
+    ``add`` sums it into the value: it must have the declared type too (a number for
+    ``type: integer``/``number``). ``append`` takes a list of items, ``merge_dict`` a
+    mapping. A Python reducer (``module:function``) decides for itself.
+    """
+    if reducer in (None, "overwrite", "add"):
+        if _type_ok(value, type_name):
+            return None
+        problem = _type_problem(key, value, type_name, what="conduit")
+        if reducer == "add":
+            problem += f" (its reducer adds the update to the {type_name} value)"
+        return problem
+    kind = "string" if isinstance(value, str) else type(value).__name__
+    shown = json.dumps(value, ensure_ascii=False, default=repr)
+    if reducer == "append" and not isinstance(value, list | tuple):
+        return (
+            f"conduit {key!r} appends a list of items, got {kind} {shown}; wrap a single "
+            f"item as [item] (e.g. --update '{key}=[...]')"
+        )
+    if reducer == "merge_dict" and not isinstance(value, Mapping):
+        return f"conduit {key!r} merges a mapping into its value, got {kind} {shown}"
+    return None
 
 
 def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, dict[str, str]]:

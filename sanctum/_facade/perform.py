@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sanctum._facade.files import check_regular_file
 from sanctum._facade.inputs import RitualInputError, check_inputs, check_updates
 from sanctum._facade.results import RunResult, RunStatus, resume_command, ritual_digest
 from sanctum._facade.stores import DEFAULT_CODEX_PATH, _describe_codex, open_codex
@@ -51,6 +52,13 @@ class Performance:
     ) -> None:
         self._prepare = prepare
         self._read_only = read_only
+        self.sealed = read_only
+        """Whether the invocation has a Seal to resume from.
+
+        True from the start for :func:`resume` (it continues Seals that exist); for
+        :func:`run`, once the first Seal of this invocation was written. A run stopped
+        (Ctrl-C) before that left nothing behind: it must start again.
+        """
         self.invocation_id = invocation_id
         """The Invocation's id (known before the first Omen)."""
         self._codex_arg = codex
@@ -95,6 +103,8 @@ class Performance:
         if fallback in ("memory", ":memory:"):
             fallback = "memory:"  # the ritual file's spellings of an ephemeral store
         url = self._codex_arg or fallback
+        if url == "memory":
+            url = "memory:"  # one spelling, so a pause knows it cannot be resumed
         self._store = open_codex(url, must_exist=self._read_only)
         self._owned = True
         if url and not _is_default_store(self._store):
@@ -106,6 +116,7 @@ class Performance:
         from sanctum.omens.events import (
             CircleEchoed,
             RiteManifested,
+            SealWritten,
             SuperstepCompleted,
             TokenEmitted,
         )
@@ -135,6 +146,8 @@ class Performance:
                     **call, invocation_id=self.invocation_id, mode={*self.modes, "omens", "values"}
                 )
                 async for omen in stream:
+                    if isinstance(omen, SealWritten) and omen.invocation_id == self.invocation_id:
+                        self.sealed = True
                     if isinstance(omen, RiteManifested):
                         final = omen.aether
                     elif isinstance(omen, SuperstepCompleted):
@@ -177,14 +190,21 @@ class Performance:
                 ending = stopped
                 raise
             except BaseException as escaped:
-                # sys.exit() (SystemExit) or another BaseException from the ritual's own
-                # code: a failure of the run, never the process's exit status.
+                # A Sigil's own exceptions (sys.exit() too) arrive as SanctumErrors; what
+                # lands here came from elsewhere: an Exception from a Ward or a store (an
+                # audit file that cannot be written), or a SystemExit (or another
+                # BaseException) from the ritual's code. Either is a failure of the run,
+                # never the process's exit status; only the second blames that code.
                 ending = escaped
                 latest = await codex.get(self.invocation_id)
                 self.result = self._result(
                     "failed",
                     dict(latest.aether) if latest is not None else dict(last_aether),
-                    error=_escaped_message(escaped, "while the ritual ran"),
+                    error=(
+                        _stopped_message(escaped)
+                        if isinstance(escaped, Exception)
+                        else _escaped_message(escaped, "while the ritual ran")
+                    ),
                     error_type=type(escaped).__name__,
                 )
                 return
@@ -234,6 +254,14 @@ def _escaped_message(escaped: BaseException, when: str) -> str:
     )
 
 
+def _stopped_message(exc: Exception) -> str:
+    """``the run stopped: AuditWard cannot append to x: Is a directory (IsADirectoryError)``."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+        text = f"{text}: {exc.filename}"
+    return f"the run stopped: {text or type(exc).__name__} ({type(exc).__name__})"
+
+
 def _is_default_store(store: Codex) -> bool:
     """Whether ``store`` is the embedded default ``.sanctum/codex.db`` of the working dir."""
     path = getattr(store, "path", None)
@@ -273,7 +301,41 @@ def _compile(
     from sanctum.spec import compile_ritual
 
     oracles = _override_oracles(spec, path, overrides) if overrides else None
-    return compile_ritual(spec, codex=codex, oracles=oracles)
+    rite = compile_ritual(spec, codex=codex, oracles=oracles)
+    _check_audit_paths(spec, path)
+    return rite
+
+
+def _check_audit_paths(spec: RitualSpec, path: Path) -> None:
+    """Refuse an ``audit:`` ward whose file can never be written, before anything runs.
+
+    Raises:
+        RitualFileError: One ``path:line:column`` problem per such ward.
+    """
+    from sanctum.wards.audit import AuditWard
+
+    problems: list[FileProblem] = []
+    for index, entry in enumerate(getattr(spec, "wards", None) or ()):
+        options = getattr(entry, "audit", None)
+        if options is None:
+            continue
+        try:
+            AuditWard(options.path).check()
+        except OSError as exc:
+            line, column = _position(path, ("wards", index, "audit", "path"))
+            problems.append(FileProblem(str(path), line, column, f"wards: {exc.strerror or exc}"))
+    if problems:
+        raise RitualFileError(problems)
+
+
+def _position(path: Path, where: tuple[str | int, ...]) -> tuple[int, int]:
+    """Where ``where`` sits in the ritual file (``(1, 1)`` when it cannot be told)."""
+    from sanctum.spec.loader import load_yaml_file
+
+    try:
+        return load_yaml_file(path).position(where)
+    except (RitualFileError, OSError):
+        return 1, 1
 
 
 _PROVIDERS = ("ollama", "openai", "llamacpp", "scripted")
@@ -286,7 +348,7 @@ def _override_oracles(
     import difflib
 
     from sanctum.spec import models
-    from sanctum.spec.resolve import build_oracle
+    from sanctum.spec.resolve import ResolveError, build_oracle
 
     classes: dict[str, Any] = {
         "ollama": models.OllamaOracleSpec,
@@ -338,7 +400,14 @@ def _override_oracles(
                 name=name,
                 source="--oracle",
             ) from None
-        built[name] = build_oracle(oracle_spec, path.resolve().parent)
+        try:
+            built[name] = build_oracle(oracle_spec, path.resolve().parent)
+        except (ResolveError, ImportError) as exc:
+            raise RitualInputError(
+                f"--oracle {name}={provider}:{wanted['model']}: {exc}",
+                name=name,
+                source="--oracle",
+            ) from exc
     return built
 
 
@@ -368,15 +437,28 @@ def run(
 
     Returns:
         A :class:`Performance` to iterate.
+
+    Raises:
+        SealError: (from the iteration) If ``invocation_id`` is empty, longer than 512
+            characters or holds a NUL character, or already exists in the codex.
+        RitualFileError: (from the iteration) If the ritual file is missing, no
+            regular file (a named pipe, a device) or malformed.
+        RitualInputError: (from the iteration) If ``ritual`` is an empty path, or the
+            inputs or ``oracles`` do not fit.
     """
     path = Path(ritual)
     resolved = path.resolve()
     given = dict(inputs or {})
 
     async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
+        from sanctum.codex._serial import check_ids
         from sanctum.spec import load_ritual
 
+        check_ids(performance.invocation_id)  # before any work: no store keys such an id
+        if not str(ritual).strip():  # Path("") would read the working directory, "."
+            raise RitualInputError("no ritual file given: the path is empty", source="ritual")
         performance.ritual_path = resolved
+        check_regular_file(path)  # a named pipe or a device would never finish reading
         spec = load_ritual(path)
         checked = check_inputs(spec, given)
         store = performance.open_store(spec.codex)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,15 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from sanctum.omens.events import Omen
 
-__all__ = ["RunResult", "RunStatus", "omen_to_dict", "resume_command", "ritual_digest"]
+__all__ = [
+    "MAX_PLAIN_DEPTH",
+    "NON_FINITE_TEXT",
+    "RunResult",
+    "RunStatus",
+    "omen_to_dict",
+    "resume_command",
+    "ritual_digest",
+]
 
 
 RunStatus = Literal["done", "paused", "failed"]
@@ -74,20 +83,39 @@ class RunResult:
         return self.codex_url == "memory:"
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as plain JSON-ready data (``{"kind": "result", ...}``)."""
+        """The result as plain, strict JSON-ready data (``{"kind": "result", ...}``).
+
+        The Aether is converted as :func:`omen_to_dict` converts an Omen's values
+        (non-finite floats become ``"NaN"``, ``"Infinity"``, ``"-Infinity"``).
+        """
         data: dict[str, Any] = {"kind": "result"}
         data.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
-        data["aether"] = dict(self.aether)
+        data["aether"] = _plain(self.aether)
         if self.status == "paused":
             data["resume"] = None if self.ephemeral else self.resume_command
         return data
 
 
-def omen_to_dict(omen: Omen) -> dict[str, Any]:
-    """An Omen as plain JSON-ready data: ``{"kind": "omen", "type": ClassName, ...}``.
+NON_FINITE_TEXT = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+"""How :func:`omen_to_dict` and :meth:`RunResult.to_dict` spell non-finite floats.
 
-    Mappings become dicts and tuples lists; an echoed inner Omen (CircleEchoed) is
-    converted recursively. Values JSON cannot carry are left for the caller's encoder.
+Strict JSON has no NaN or infinities, so these floats become strings (the spellings
+JavaScript and Python's lenient JSON use); every other number stays a number.
+"""
+
+MAX_PLAIN_DEPTH = 200
+"""Containers nested deeper than this become the string ``"<nested too deep>"``."""
+
+
+def omen_to_dict(omen: Omen) -> dict[str, Any]:
+    """An Omen as plain, strict JSON-ready data: ``{"kind": "omen", "type": ClassName, ...}``.
+
+    Mappings become dicts (keys as strings), tuples, sets and frozensets lists; an
+    echoed inner Omen (CircleEchoed) is converted recursively. NaN and ±infinity
+    become the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``
+    (:data:`NON_FINITE_TEXT`), so ``json.dumps(..., allow_nan=False)`` accepts the
+    numbers; containers nested past :data:`MAX_PLAIN_DEPTH` become a marker string.
+    Other objects JSON cannot carry are left for the caller's encoder.
     """
     data: dict[str, Any] = {"kind": "omen", "type": type(omen).__name__}
     for f in dataclasses.fields(omen):
@@ -95,13 +123,19 @@ def omen_to_dict(omen: Omen) -> dict[str, Any]:
     return data
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, depth: int = 0) -> Any:
     from sanctum.omens.events import Omen
 
+    if isinstance(value, float):
+        return value if math.isfinite(value) else NON_FINITE_TEXT[repr(float(value))]
     if isinstance(value, Omen):
         return omen_to_dict(value)
+    if isinstance(value, Mapping | list | tuple | set | frozenset) and depth >= MAX_PLAIN_DEPTH:
+        return "<nested too deep>"
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_plain(v, depth + 1) for v in value), key=repr)
     return value

@@ -14,6 +14,7 @@ __all__ = [
     "StreamOpt",
     "TraceOpt",
     "check_codex",
+    "file_path",
     "split_modes",
 ]
 
@@ -101,3 +102,16 @@ def check_codex(url: str | None) -> str | None:
 
     codex_path(url)
     return url
+
+
+def file_path(text: str) -> Path:
+    """Parse a file argument, refusing an empty one (``Path("")`` would be ``.``).
+
+    Used as the ``parser=`` of file arguments (``sanctum run ''``).
+
+    Raises:
+        typer.BadParameter: For an empty or blank path (the command exits with status 2).
+    """
+    if not text.strip():
+        raise typer.BadParameter("the path is empty; name a ritual file")
+    return Path(text)

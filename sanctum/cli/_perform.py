@@ -67,6 +67,13 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
                 f"stopped by Ctrl-C; invocation {performance.invocation_id} is {EPHEMERAL_NOTE}",
                 err=True,
             )
+        elif not performance.sealed:
+            typer.echo(
+                f"stopped by Ctrl-C before the first Seal; invocation "
+                f"{performance.invocation_id} left nothing to resume, so the run must start "
+                "again",
+                err=True,
+            )
         else:
             typer.echo(
                 f"stopped by Ctrl-C; invocation {performance.invocation_id} stays resumable "

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded
+from sanctum.cli._options import file_path
 
 __all__ = ["GraphFormat", "graph", "register"]
 
@@ -22,7 +23,9 @@ class GraphFormat(StrEnum):
 
 @guarded
 def graph(
-    ritual: Annotated[Path, typer.Argument(metavar="FILE", help="The ritual file to draw.")],
+    ritual: Annotated[
+        Path, typer.Argument(metavar="FILE", parser=file_path, help="The ritual file to draw.")
+    ],
     format: Annotated[
         GraphFormat,
         typer.Option("--format", "-f", help="mermaid (renders on GitHub) or dot (Graphviz)."),
@@ -32,8 +35,10 @@ def graph(
     ] = None,
 ) -> None:
     """Draw a ritual's graph (Mermaid renders in GitHub markdown)."""
+    from sanctum._facade.files import check_regular_file
     from sanctum.spec import load_ritual, ritual_graph
 
+    check_regular_file(ritual)
     text = ritual_graph(load_ritual(ritual), format.value)
     if output is None:
         typer.echo(text.rstrip("\n"))

@@ -15,6 +15,7 @@ from sanctum.cli._options import (
     StreamOpt,
     TraceOpt,
     check_codex,
+    file_path,
     split_modes,
 )
 
@@ -24,7 +25,8 @@ __all__ = ["register", "run"]
 @guarded
 def run(
     ritual: Annotated[
-        Path, typer.Argument(metavar="RITUAL.yaml", help="The ritual file to perform.")
+        Path,
+        typer.Argument(metavar="RITUAL.yaml", parser=file_path, help="The ritual file to perform."),
     ],
     inputs: Annotated[
         list[str] | None,

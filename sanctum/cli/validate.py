@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import EXIT_USAGE, guarded
+from sanctum.cli._options import file_path
 
 __all__ = ["register", "validate", "validate_files"]
 
@@ -27,7 +28,17 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
 
     bad = 0
     for path in paths:
-        if path.name.endswith(".test.yaml"):
+        test_file = path.name.endswith(".test.yaml")
+        special = None
+        if path.exists() and not path.is_file() and not path.is_dir():
+            # a named pipe or a device: reading would never end (the facade is loaded
+            # only here, so that a plain validation stays light)
+            from sanctum._facade.files import special_file_problem
+
+            special = special_file_problem(path, what="test file" if test_file else "ritual file")
+        if special is not None:
+            problems = [special]
+        elif test_file:
             from sanctum.spec.testcases import load_test_file
 
             try:
@@ -48,7 +59,10 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
 
 @guarded
 def validate(
-    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Ritual files to check.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(metavar="FILE...", parser=file_path, help="Ritual files to check."),
+    ],
     resolve: Annotated[
         bool,
         typer.Option(

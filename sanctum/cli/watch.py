@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import EXIT_CTRL_C, guarded
-from sanctum.cli._options import CodexOpt, OracleOpt, check_codex
+from sanctum.cli._options import CodexOpt, OracleOpt, check_codex, file_path
 
 __all__ = ["register", "watch"]
 
@@ -17,7 +17,8 @@ __all__ = ["register", "watch"]
 @guarded
 def watch(
     ritual: Annotated[
-        Path, typer.Argument(metavar="RITUAL.yaml", help="The ritual file to watch.")
+        Path,
+        typer.Argument(metavar="RITUAL.yaml", parser=file_path, help="The ritual file to watch."),
     ],
     rerun: Annotated[
         bool, typer.Option("--run", help="Also run the ritual after every valid save.")
@@ -42,6 +43,7 @@ def watch(
     from watchfiles import watch as changes_of
 
     from sanctum import api
+    from sanctum._facade.files import check_regular_file
     from sanctum.cli.validate import validate_files
 
     values: dict[str, object] = {}
@@ -50,6 +52,7 @@ def watch(
     values.update(api.parse_input_pairs(inputs or [], raw=True))
     overrides = api.parse_oracle_overrides(oracle or [])
     check_codex(codex)
+    check_regular_file(ritual)  # a named pipe: reading it (to fingerprint it) never ends
     target = os.path.realpath(ritual)
 
     def fingerprint() -> tuple[int, str] | None:

@@ -119,6 +119,47 @@ class Tome:
         """
         return [s.schema() for s in self._spells.values()]
 
+    @staticmethod
+    def manifest_names(path: str | os.PathLike[str]) -> dict[str, Path]:
+        """Read the spell names a folder tree declares, without importing anything.
+
+        Walks the tree exactly as :meth:`load_from_directory` does and checks each
+        ``spell.json`` the same way (a JSON object with non-empty string ``name`` and
+        ``entrypoint``, no name twice), but imports no entrypoint: a checker that must
+        not run code can still say which manifest is broken and why, instead of
+        reporting its spell as missing.
+
+        Args:
+            path: The root folder.
+
+        Returns:
+            ``{spell name: its spell.json path}``, in load order.
+
+        Raises:
+            ValueError: A :class:`SpellManifestError` whose message starts with the
+                manifest's path (``path`` names it) when the root is not a folder, a
+                manifest is empty, not JSON, not an object, misses a required field,
+                or repeats another's name.
+        """
+        root = Path(path)
+        if not root.is_dir():
+            raise SpellManifestError(
+                f"{root}: not a folder of spells; pass the directory holding the "
+                "domain folders (each spell folder has a spell.json)",
+                path=str(root),
+            )
+        names: dict[str, Path] = {}
+        for manifest in _find_manifests(root):
+            name = _required_fields(manifest, _read_manifest(manifest))[0]
+            if name in names:
+                raise _fail(
+                    manifest,
+                    f"a spell named {name!r} is already declared in {names[name]}; "
+                    "rename one of them",
+                )
+            names[name] = manifest
+        return names
+
     @classmethod
     def load_from_directory(cls, path: str | os.PathLike[str]) -> Tome:
         """Load Spells from an AgentGrimoire-style directory tree.
@@ -203,6 +244,12 @@ def _read_manifest(manifest: Path) -> dict[str, Any]:
         raise _fail(manifest, f"cannot be read ({error.strerror or error})") from error
     if len(data) > _MAX_MANIFEST_BYTES:
         raise _fail(manifest, "is larger than 1 MiB; a manifest is a small JSON object")
+    if not data.strip():
+        raise _fail(
+            manifest,
+            "is not valid JSON: the file is empty; a manifest is a JSON object such as "
+            '{"name": "word_count", "entrypoint": "spell.py:word_count"}',
+        )
     try:
         content = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -292,13 +339,19 @@ def _import_entrypoint(manifest: Path, file: Path, function: str) -> Any:
     return getattr(module, function)
 
 
-def _load_manifest(manifest: Path) -> Spell:
-    content = _read_manifest(manifest)
+def _required_fields(manifest: Path, content: dict[str, Any]) -> tuple[str, str]:
+    """The manifest's ``name`` and ``entrypoint``, stripped, checked to be non-empty strings."""
     for key in ("name", "entrypoint"):
         if key not in content:
             raise _fail(manifest, f"missing required field {key!r}")
         if not isinstance(content[key], str) or not content[key].strip():
             raise _fail(manifest, f"field {key!r} must be a non-empty string")
+    return content["name"].strip(), content["entrypoint"].strip()
+
+
+def _load_manifest(manifest: Path) -> Spell:
+    content = _read_manifest(manifest)
+    _required_fields(manifest, content)
     description = content.get("description")
     if description is not None and not isinstance(description, str):
         raise _fail(manifest, "field 'description' must be a string")

@@ -9,6 +9,7 @@ after any Ward that may veto, so that only deltas that are really applied are wr
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -63,6 +64,44 @@ class AuditWard(Ward):
         """
         self.write(name, delta)
         return delta
+
+    def check(self) -> None:
+        """Refuse, before any Sigil runs, a path that can never be written.
+
+        Nothing is created: the file still appears on the first write. Caught here: a
+        ``path`` that is a folder, a folder on the way that is a file, an existing file
+        or the nearest existing folder that this process may not write to. (What only a
+        write can tell, such as a read-only file system, still fails at that write.)
+
+        Raises:
+            OSError: Naming ``path`` and what is wrong with it (``IsADirectoryError``,
+                ``NotADirectoryError``, ``PermissionError``).
+        """
+        path = self.path
+        if path.is_dir():
+            raise IsADirectoryError(
+                errno.EISDIR,
+                f"the audit path {path} is a folder; name a file such as {path / 'audit.jsonl'}",
+            )
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise NotADirectoryError(
+                errno.ENOTDIR,
+                f"the audit path {path} cannot be created: {folder} is a file, not a folder",
+            )
+        if path.exists():
+            if not os.access(path, os.W_OK):
+                raise PermissionError(
+                    errno.EACCES, f"the audit file {path} is not writable (permission denied)"
+                )
+        elif not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(
+                errno.EACCES,
+                f"the audit file {path} cannot be created: the folder {folder} is not "
+                "writable (permission denied)",
+            )
 
     def write(self, sigil: str, delta: Mapping[str, Any]) -> None:
         """Append one entry for ``sigil``'s ``delta`` now.

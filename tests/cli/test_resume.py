@@ -127,3 +127,47 @@ def test_time_travel_from_an_earlier_seal(tmp_path: Path) -> None:
     unknown = invoke(["resume", "--invocation", "c1", "--seal", "nope"], tmp_path)
     assert unknown.exit_code == 2
     assert "has no seal 'nope'" in unknown.stderr
+
+
+REDUCED = """\
+sanctum: 1
+name: reduced
+aether:
+  count: {reducer: add, type: integer, default: 0}
+  trail: {reducer: append, default: []}
+  bag: {reducer: merge_dict, default: {}}
+  answered: {type: boolean, default: false}
+entry: ask
+sigils:
+  ask:
+    interrupt: "more?"
+    until: "answered"
+    next: END
+"""
+
+
+def test_updates_of_reducer_conduits_are_checked_before_resuming(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "reduced.yaml", REDUCED)
+    assert invoke(["run", str(ritual), "--invocation", "r1"], tmp_path).exit_code == 3
+    refused = {
+        "count=abc": (
+            "conduit 'count' must be of type integer, got string \"abc\" (its reducer adds the "
+            "update to the integer value)"
+        ),
+        "count=2.5": "conduit 'count' must be of type integer, got float 2.5",
+        "trail=7": "conduit 'trail' appends a list of items, got int 7; wrap a single item",
+        "bag=[1]": "conduit 'bag' merges a mapping into its value, got list [1]",
+    }
+    for update, message in refused.items():
+        result = invoke(["resume", "--invocation", "r1", "-u", update], tmp_path)
+        assert result.exit_code == 2, (update, result.output)
+        assert result.stderr.startswith(f"error: {message}"), result.stderr
+        assert result.stderr.endswith("; nothing was resumed\n")
+        assert "Python code" not in result.output
+    answers = ["count=3", "trail=[1]", 'bag={"a": 1}', "answered=true"]
+    done = invoke(
+        ["resume", "--invocation", "r1", "--json", *(f"--update={a}" for a in answers)], tmp_path
+    )
+    assert done.exit_code == 0, done.output
+    final = json.loads(done.stdout.splitlines()[-1])
+    assert final["aether"] == {"count": 3, "trail": [1], "bag": {"a": 1}, "answered": True}

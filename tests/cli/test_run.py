@@ -387,3 +387,260 @@ def test_python_dash_m(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert _json_lines(done.stdout)[-1]["status"] == "done"
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_an_oracle_override_that_cannot_be_built_is_one_line(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "ask.yaml", OLLAMA.replace("PORT", str(_dead_port())))
+    result = invoke(
+        ["run", str(ritual), "--oracle", "local=llamacpp:/no/such/model.gguf"], tmp_path
+    )
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: --oracle local=llamacpp:/no/such/model.gguf: ")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+DEEP = """\
+sanctum: 1
+name: deep
+inputs:
+  tags: {type: array}
+aether:
+  out: {}
+entry: count
+sigils:
+  count:
+    set: {out: "tags | length"}
+    next: END
+"""
+
+
+@pytest.mark.parametrize("depth", [65, 900, 100_000])
+def test_deeply_nested_inputs_are_refused(tmp_path: Path, depth: int) -> None:
+    ritual = write_ritual(tmp_path, "deep.yaml", DEEP)
+    nested = "[" * depth + "]" * depth
+    (tmp_path / "d.json").write_text('{"tags": ' + nested + "}", encoding="utf-8")
+    from_file = invoke(["run", str(ritual), "--input-file", "d.json"], tmp_path)
+    assert from_file.exit_code == 2, from_file.output
+    assert "nesting deeper than 64 levels" in from_file.stderr
+    assert from_file.stderr.startswith("error: d.json")
+    if depth < 10_000:  # an argument that long is no command line
+        pair = invoke(["run", str(ritual), "--input", f"tags={nested}"], tmp_path)
+        assert pair.exit_code == 2, pair.output
+        assert pair.stderr == (
+            "error: input tags: nesting deeper than 64 levels (lists and mappings inside each "
+            "other); give a flatter value\n"
+        )
+    assert not (tmp_path / ".sanctum").exists()
+
+
+def test_sixty_four_levels_of_nesting_are_fine(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "deep.yaml", DEEP)
+    result = invoke(["run", str(ritual), "-i", "tags=" + "[" * 64 + "]" * 64, "--json"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert _json_lines(result.stdout)[-1]["aether"]["out"] == 1
+
+
+AUDITED = """\
+sanctum: 1
+name: audited
+aether:
+  out: {}
+wards:
+  - audit: {path: AUDIT}
+entry: s
+sigils:
+  s:
+    set: {out: "1"}
+    next: END
+"""
+
+
+def test_an_audit_path_that_is_a_folder_is_a_bad_ritual_not_python_code(tmp_path: Path) -> None:
+    (tmp_path / "trail").mkdir()
+    ritual = write_ritual(tmp_path, "audited.yaml", AUDITED.replace("AUDIT", "trail"))
+    result = invoke(["run", str(ritual), "--codex", "memory:"], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"{ritual}:6:19: wards: the audit path trail is a folder; name a file such as "
+        "trail/audit.jsonl\n"
+    )
+    assert "Python code" not in result.output
+    assert result.stdout == ""  # nothing ran
+
+
+def test_an_audit_file_failing_mid_run_is_not_blamed_on_python_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sanctum.wards.audit import AuditWard
+
+    ritual = write_ritual(tmp_path, "audited.yaml", AUDITED.replace("AUDIT", "a.jsonl"))
+
+    def full_disk(self: AuditWard, sigil: str, delta: object) -> None:
+        raise OSError(28, f"AuditWard cannot append to {self.path}: No space left on device")
+
+    monkeypatch.setattr(AuditWard, "write", full_disk)
+    result = invoke(["run", str(ritual), "--codex", "memory:"], tmp_path)
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (
+        "error: the run stopped: AuditWard cannot append to a.jsonl: No space left on device "
+        "(OSError)\n"
+    )
+
+
+SLOW = """\
+sanctum: 1
+name: slow
+aether:
+  out: {}
+entry: nap
+sigils:
+  nap:
+    call: "slow_steps:nap"
+    next: END
+"""
+
+
+def test_ctrl_c_before_the_first_seal_says_the_run_must_start_again(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "slow.yaml", SLOW)
+    (tmp_path / "slow_steps.py").write_text(
+        "import asyncio\n\n\nasync def nap(aether):\n    await asyncio.sleep(30)\n"
+        "    return {'out': 1}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
+    command = [*console_script(), "run", str(ritual), "--json", "-s", "omens"]
+    process = subprocess.Popen(
+        [*command, "--invocation", "early"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if json.loads(line).get("type") == "SigilBegan":
+                break
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert stderr == (
+        "stopped by Ctrl-C before the first Seal; invocation early left nothing to resume, "
+        "so the run must start again\n"
+    )
+    unknown = sanctum(["resume", "--invocation", "early"], tmp_path)
+    assert "unknown invocation 'early'" in unknown.stderr  # as the message said
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    ritual = write_ritual(tmp_path, "deep.yaml", DEEP)
+    as_ritual = sanctum(["run", "pipe.yaml"], tmp_path, timeout=20)
+    assert as_ritual.returncode == 2
+    assert as_ritual.stderr == (
+        "pipe.yaml:1:1: cannot read the ritual file: it is a named pipe (FIFO), not a "
+        "regular file\n"
+    )
+    as_inputs = sanctum(["run", str(ritual), "--input-file", "pipe.yaml"], tmp_path, timeout=20)
+    assert as_inputs.returncode == 2
+    assert as_inputs.stderr.startswith(
+        "error: pipe.yaml: it is a named pipe (FIFO), not a regular file;"
+    )
+
+
+def test_a_device_or_a_huge_file_is_no_input_file(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "deep.yaml", DEEP)
+    if Path("/dev/urandom").exists():
+        device = invoke(["run", str(ritual), "--input-file", "/dev/urandom"], tmp_path)
+        assert device.exit_code == 2
+        assert "/dev/urandom: it is a character device, not a regular file" in device.stderr
+    (tmp_path / "big.json").write_bytes(b" " * (16 * 1024 * 1024 + 1))
+    big = invoke(["run", str(ritual), "--input-file", "big.json"], tmp_path)
+    assert big.exit_code == 2
+    assert big.stderr == (
+        "error: big.json: larger than 16 MiB (16777216 bytes), the limit of an input file\n"
+    )
+    piped = invoke(["run", str(ritual), "--input-file", "-"], tmp_path, input=b" " * (17 << 20))
+    assert piped.exit_code == 2
+    assert "error: standard input: larger than 16 MiB" in piped.stderr
+
+
+NON_FINITE = """\
+sanctum: 1
+name: huge
+aether:
+  big: {}
+  small: {}
+  nan: {}
+entry: s
+sigils:
+  s:
+    set: {big: "1e308 * 10", small: "-1e308 * 10", nan: "(1e308 * 10) - (1e308 * 10)"}
+    next: END
+"""
+
+
+def _strict(line: str) -> Any:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"non-standard JSON constant {constant} in {line}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def test_json_lines_are_strict_json(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "huge.yaml", NON_FINITE)
+    result = invoke(
+        ["run", str(ritual), "--json", "-s", "updates,values", "--codex", "memory:"], tmp_path
+    )
+    rows = [_strict(line) for line in result.stdout.splitlines()]
+    expected = {"big": "Infinity", "small": "-Infinity", "nan": "NaN"}
+    assert rows[0]["delta"] == expected
+    assert rows[-1]["kind"] == "result"
+    assert rows[-1]["aether"] == expected
+
+
+def test_an_overlong_invocation_id_is_bad_input(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    for codex in ("memory:", "sqlite:///c.db"):
+        result = invoke(
+            ["run", str(ritual), "--invocation", "a" * 5000, "--codex", codex], tmp_path
+        )
+        assert result.exit_code == 2, result.output
+        assert "invocation_id must be a non-empty string of at most 512 characters" in (
+            result.stderr
+        )
+        assert result.stdout == ""  # refused before the first superstep
+    assert not (tmp_path / "c.db").exists()
+
+
+def test_memory_without_a_colon_is_the_memory_codex(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "approve.yaml", APPROVE)
+    paused = invoke(["run", str(ritual), "-i", "name=Ada", "--codex", "memory"], tmp_path)
+    assert paused.exit_code == 3
+    assert "resume with" not in paused.output  # nothing could resume it
+    assert "not resumable: a memory: codex ends with this process" in paused.stdout
+    assert not (tmp_path / ".sanctum").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "argument"),
+    [("run", "RITUAL.yaml"), ("validate", "FILE..."), ("graph", "FILE"), ("watch", "RITUAL.yaml")],
+)
+def test_an_empty_path_is_refused_not_read_as_the_folder(
+    tmp_path: Path, command: str, argument: str
+) -> None:
+    result = invoke([command, ""], tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: Invalid value for '{argument}': the path is empty; name a ritual file "
+        f"(see `sanctum {command} --help`)\n"
+    )

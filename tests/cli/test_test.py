@@ -90,3 +90,21 @@ def test_broken_yaml_in_a_test_file_names_its_position(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "greet.test.yaml:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_named_pipe_among_the_test_files_is_refused(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("named pipes are POSIX")
+    write_ritual(tmp_path, "greet.yaml", GREET)
+    os.mkfifo(tmp_path / "greet.test.yaml")
+    for target in (".", "greet.test.yaml"):
+        done = sanctum(["test", target], tmp_path, timeout=20)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr == (
+            f"{Path(target) / 'greet.test.yaml' if target == '.' else Path(target)}:1:1: cannot "
+            "read the test file: it is a named pipe (FIFO), not a regular file\n"
+        )

@@ -100,3 +100,28 @@ def test_a_usage_error_still_prints_one_line_in_a_fresh_interpreter(tmp_path: Pa
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if not line.startswith("import time:")]
     assert lines == ["error: No such option: --bogus (see `sanctum validate --help`)"]
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("named pipes are POSIX")
+    os.mkfifo(tmp_path / "pipe.yaml")
+    os.mkfifo(tmp_path / "pipe.test.yaml")
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    done = sanctum(["validate", "pipe.yaml", "pipe.test.yaml", str(ritual)], tmp_path, timeout=20)
+    assert done.returncode == 2
+    assert done.stdout == (
+        "pipe.yaml:1:1: cannot read the ritual file: it is a named pipe (FIFO), not a regular "
+        "file\n"
+        "pipe.test.yaml:1:1: cannot read the test file: it is a named pipe (FIFO), not a "
+        "regular file\n"
+        f"{ritual}: ok\n"
+    )
+    assert done.stderr == "2 files with problems\n"
+    drawn = sanctum(["graph", "pipe.yaml"], tmp_path, timeout=20)
+    assert drawn.returncode == 2
+    assert "pipe.yaml:1:1: cannot read the ritual file: it is a named pipe" in drawn.stderr

@@ -215,3 +215,49 @@ def test_register_takes_the_spell_by_keyword_too() -> None:
         return "pong"
 
     assert Tome().register(spell=ping).names == ["ping"]
+
+
+# --------------------------------------------------------------------------- manifest_names
+
+
+def test_manifest_names_reads_the_names_without_importing(tmp_path: Path) -> None:
+    first = write_spell(
+        tmp_path, "a", "wc", {"name": "wc", "entrypoint": "spell.py:f"}, "raise SystemExit(9)\n"
+    )
+    second = write_spell(tmp_path, "b", "deep", {"name": "deep", "entrypoint": "x.py:g"})
+    # the entrypoint exits on import and the other file does not exist: neither is touched
+    assert Tome.manifest_names(tmp_path) == {"wc": first, "deep": second}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{bad json", "is not valid JSON"),
+        ("", "is not valid JSON: the file is empty"),
+        ("  \n", "is not valid JSON: the file is empty"),
+        ("[]", "must hold a JSON object, found list"),
+        ('{"name": "hello"}', "missing required field 'entrypoint'"),
+    ],
+)
+def test_manifest_names_points_at_the_broken_manifest(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = write_spell(tmp_path, "d", "hello", text)
+    with pytest.raises(SpellManifestError, match=message) as caught:
+        Tome.manifest_names(tmp_path)
+    assert caught.value.path == str(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_manifest_names_refuses_a_name_declared_twice(tmp_path: Path) -> None:
+    first = write_spell(tmp_path, "a", "wc", {"name": "wc", "entrypoint": "spell.py:f"})
+    second = write_spell(tmp_path, "b", "wc", {"name": "wc", "entrypoint": "spell.py:f"})
+    with pytest.raises(SpellManifestError, match=f"already declared in {first}") as caught:
+        Tome.manifest_names(tmp_path)
+    assert caught.value.path == str(second)
+
+
+def test_an_empty_manifest_says_so_when_loading_too(tmp_path: Path) -> None:
+    write_spell(tmp_path, "d", "hello", "", WORD_COUNT)
+    with pytest.raises(SpellManifestError, match="the file is empty; a manifest is a JSON object"):
+        Tome.load_from_directory(tmp_path)

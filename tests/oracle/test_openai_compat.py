@@ -15,7 +15,13 @@ import pytest
 
 from sanctum.errors import OracleConnectionError, OracleResponseError, OracleTimeoutError
 from sanctum.oracle import OracleResponse
-from sanctum.oracle._http import OracleOutputError, is_model_output_failure, is_tool_rejection
+from sanctum.oracle._http import (
+    SHORT_SECRET_CHARS,
+    OracleOutputError,
+    is_model_output_failure,
+    is_tool_rejection,
+    redact,
+)
 from sanctum.oracle.openai_compat import (
     OpenAICompatibleOracle,
     ToolCallAssembler,
@@ -520,3 +526,36 @@ async def test_real_llama_cpp_server(llama_cpp_server: str) -> None:
     assert isinstance(items[-1], OracleResponse)
     assert items[-1].text == "".join(str(item) for item in items[:-1])
     await oracle.aclose()
+
+
+# --------------------------------------------------------------------------- redaction
+
+
+def test_long_secrets_are_masked_everywhere_short_ones_only_as_whole_tokens() -> None:
+    long_key = "sk-0123456789abcdef"
+    assert redact(f"key {long_key}, glued x{long_key}x", [long_key]) == "key ***, glued x***x"
+    text = "unexpected token 'x' in expression; Bearer x; ?key=x&next=1"
+    assert (
+        redact(text, ["x"]) == "unexpected token '***' in expression; Bearer ***; ?key=***&next=1"
+    )
+    assert redact("maxed out", ["x", ""]) == "maxed out"  # inside words: left alone
+    assert SHORT_SECRET_CHARS == 8
+    assert redact("abcdefg and abcdefgh", ["abcdefg"]) == "*** and abcdefgh"
+
+
+async def test_a_short_api_key_does_not_garble_the_error_message() -> None:
+    import httpx
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["authorization"] == "Bearer x"
+        body = {"error": {"message": "max_tokens exceeds the context; key x rejected"}}
+        return httpx.Response(400, json=body)
+
+    oracle = OpenAICompatibleOracle(
+        "m", base_url="http://model.test/v1", api_key="x", transport=httpx.MockTransport(handler)
+    )
+    with pytest.raises(OracleResponseError) as info:
+        await oracle.generate(HELLO)
+    message = str(info.value)
+    assert "max_tokens exceeds the context; key *** rejected" in message
+    assert " x " not in message

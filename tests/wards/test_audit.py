@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,37 @@ async def test_in_a_rite_every_applied_delta_is_logged_in_order(tmp_path: Path) 
     entries = _lines(path)
     assert [(e["sigil"], e["delta"]["n"]) for e in entries] == [("one", 1), ("two", 2)]
     assert str(entries[1]["delta"]["odd"]).startswith("<object object at")
+
+
+# --------------------------------------------------------------------------- check
+
+
+def test_check_creates_nothing_for_a_writable_path(tmp_path: Path) -> None:
+    ward = AuditWard(tmp_path / "runs" / "audit.jsonl")
+    ward.check()
+    assert list(tmp_path.iterdir()) == []  # the file still appears on the first write
+
+
+def test_check_refuses_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError, match=r"is a folder; name a file such as .*audit\.jsonl"):
+        AuditWard(tmp_path).check()
+
+
+def test_check_refuses_a_file_on_the_way(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("x", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="plain is a file, not a folder"):
+        AuditWard(tmp_path / "plain" / "sub" / "audit.jsonl").check()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write anywhere"
+)
+def test_check_refuses_a_folder_it_may_not_write(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(PermissionError, match="is not writable"):
+            AuditWard(locked / "audit.jsonl").check()
+    finally:
+        locked.chmod(0o700)
