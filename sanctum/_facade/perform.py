@@ -12,7 +12,14 @@ from sanctum._facade.files import check_regular_file
 from sanctum._facade.inputs import RitualInputError, check_inputs, check_updates
 from sanctum._facade.results import RunResult, RunStatus, resume_command, ritual_digest
 from sanctum._facade.stores import DEFAULT_CODEX_PATH, _describe_codex, open_codex
-from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError, SealError
+from sanctum.errors import (
+    FileProblem,
+    Interrupt,
+    RecursionLimitError,
+    RitualFileError,
+    SanctumError,
+    SealError,
+)
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, Seal
@@ -182,7 +189,7 @@ class Performance:
                 self.result = self._result(
                     "failed",
                     dict(snapshot),
-                    error=_failure_message(failure),
+                    error=_failure_message(failure, self.ritual_path),
                     error_type=type(failure).__name__,
                 )
                 return
@@ -282,9 +289,19 @@ def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
         warnings.warn(f"could not write the trace: {exc}", RuntimeWarning, stacklevel=2)
 
 
-def _failure_message(failure: BaseException) -> str:
-    """The failure and its cause, e.g. ``sigil 'x' failed: ... (caused by ...)``."""
+_ENGINE_LIMIT_HINT = "raise compile(recursion_limit=...)"
+"""The engine's advice for a RecursionLimitError, which speaks of the Python API."""
+
+
+def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
+    """The failure and its cause, e.g. ``sigil 'x' failed: ... (caused by ...)``.
+
+    A recursion limit reached by a ritual file's run points at the file's
+    ``recursion_limit:`` key instead of the Python API.
+    """
     message = str(failure) or type(failure).__name__
+    if isinstance(failure, RecursionLimitError) and ritual is not None:
+        message = message.replace(_ENGINE_LIMIT_HINT, f"raise `recursion_limit:` in {ritual.name}")
     cause = failure.__cause__
     if cause is not None and str(cause) and str(cause) not in message:
         message += f" (caused by {type(cause).__name__}: {cause})"

@@ -30,6 +30,7 @@ from sanctum.errors import (
     OracleResponseError,
     OracleTimeoutError,
 )
+from sanctum.wards.redact import mask_secrets
 
 if TYPE_CHECKING:
     import httpx
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_TIMEOUT",
-    "SHORT_SECRET_CHARS",
     "HttpOracleClient",
     "OracleOutputError",
     "error_message_of",
@@ -114,20 +114,12 @@ def normalise_base_url(base_url: str) -> str:
     return text.rstrip("/")
 
 
-SHORT_SECRET_CHARS = 8
-"""Secrets shorter than this many characters are masked only where they stand alone."""
-
-
 def redact(text: str, secrets: Sequence[str]) -> str:
     """Replace every secret (API key) in ``text`` with ``***``.
 
-    The rule: a secret of :data:`SHORT_SECRET_CHARS` (8) characters or more is masked
-    wherever it occurs, even glued to other text. A shorter one (``"x"``, ``"EMPTY"``,
-    a placeholder for a local server) is masked only as a whole token, where no letter,
-    digit or underscore touches it on either side (``Bearer x``, ``key=x&``): masking
-    it inside words would garble every message (``e***pression``) while hiding nothing
-    worth hiding. Longer secrets are masked first, so one that contains another is
-    masked whole.
+    The rule is :func:`sanctum.wards.redact.secret_pattern`'s: a secret of 8 characters
+    or more is masked wherever it occurs; a shorter one (a placeholder such as ``"x"``
+    for a local server) only as a whole token, so messages are never garbled.
 
     Args:
         text: Any text that may quote a request or an error.
@@ -136,12 +128,7 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     Returns:
         ``text`` with each secret masked.
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        if len(secret) >= SHORT_SECRET_CHARS:
-            text = text.replace(secret, "***")
-        else:
-            text = re.sub(rf"(?<!\w){re.escape(secret)}(?!\w)", "***", text)
-    return text
+    return mask_secrets(text, secrets, "***")
 
 
 def safe_url(url: str) -> str:

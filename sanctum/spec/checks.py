@@ -11,7 +11,6 @@ code.
 from __future__ import annotations
 
 import builtins
-import json
 import re
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
@@ -100,18 +99,20 @@ def _exception_names() -> list[str]:
 
 
 def spell_names(folder: Path) -> set[str]:
-    """Spell names declared by the ``spell.json`` manifests under ``folder`` (no import)."""
-    names: set[str] = set()
+    """Spell names declared by the ``spell.json`` manifests under ``folder`` (no import).
+
+    The folder is walked and each manifest checked as the Tome will load it
+    (:meth:`sanctum.grimoire.tome.Tome.manifest_names`).
+
+    Raises:
+        ValueError: A SpellManifestError naming the broken ``spell.json`` and what is
+            wrong with it (not JSON, empty, not an object, a field missing, a name twice).
+    """
     if not folder.is_dir():
-        return names
-    for manifest in sorted(folder.glob("*/*/spell.json")) + sorted(folder.glob("*/spell.json")):
-        try:
-            content = json.loads(manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(content, dict) and isinstance(content.get("name"), str):
-            names.add(content["name"])
-    return names
+        return set()
+    from sanctum.grimoire.tome import Tome  # lazy: only rituals with tomes pay for it
+
+    return set(Tome.manifest_names(folder))
 
 
 class Checker:
@@ -152,6 +153,7 @@ class Checker:
         self.tomes = names("tomes")
         self.policies = names("policies")
         self.tome_spells: dict[str, set[str]] = {}
+        self.broken_tomes: set[str] = set()  # a spell.json would not load (reported)
 
     # ------------------------------------------------------------------ helpers
 
@@ -397,7 +399,11 @@ class Checker:
             if not folder.is_dir():
                 self.problems.add(path, f"tome folder {tome.path!r} does not exist ({folder})")
                 continue
-            self.tome_spells[name] = spell_names(folder)
+            try:
+                self.tome_spells[name] = spell_names(folder)
+            except ValueError as exc:  # a broken spell.json: its spells are unknown
+                self.problems.add(path, f"tome {name!r}: {exc}")
+                self.broken_tomes.add(name)
 
     def _policy_ref(self, path: YamlPath, policy: PolicySpec | str, owner: str | None) -> None:
         if isinstance(policy, str):
@@ -576,7 +582,11 @@ class Checker:
             pools = {sigil.tome: self.tome_spells.get(sigil.tome, set())}
         else:
             pools = self.tome_spells
-        if self.dropped.get("tomes") and sigil.tome is None:
+        if sigil.tome is None:
+            unknown = bool(self.broken_tomes or self.dropped.get("tomes"))
+        else:
+            unknown = sigil.tome in self.broken_tomes
+        if unknown:
             pass  # a tome is broken (already reported): its spells are unknown
         elif not self.tomes:
             self.problems.add(

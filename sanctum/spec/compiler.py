@@ -11,7 +11,6 @@ validate``. Every problem is a ``path:line:column: message`` in a RitualFileErro
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -509,9 +508,9 @@ class _Builder:
     def secret_wards(self) -> list[Ward]:
         if not self.source.secrets:
             return []
-        from sanctum.wards.redact import RedactWard
+        from sanctum.wards.redact import RedactWard, secret_pattern
 
-        return [RedactWard([re.escape(s) for s in self.source.secrets])]
+        return [RedactWard([secret_pattern(s) for s in self.source.secrets])]
 
     # ------------------------------------------------------------------ the graph
 

@@ -128,8 +128,11 @@ def scrub(message: str, secrets: Iterable[str]) -> str:
         secrets: The secret values (empty strings are ignored).
 
     Returns:
-        ``message`` with each secret replaced by ``[REDACTED]``, longest first.
+        ``message`` with each secret replaced by ``[REDACTED]``, longest first; a
+        secret shorter than 8 characters only where it stands alone as a token
+        (:func:`sanctum.wards.redact.secret_pattern`), so ``api_key: x`` never garbles
+        a message.
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        message = message.replace(secret, MASK)
-    return message
+    from sanctum.wards.redact import mask_secrets  # lazy: `validate` stays light
+
+    return mask_secrets(message, secrets, MASK)

@@ -25,6 +25,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -556,7 +557,16 @@ def _read(path: str | Path, words: _Words) -> tuple[str, bytes]:
     name = str(path)
     target = Path(path)
     try:
-        size = target.stat().st_size
+        status = target.stat()
+        size = status.st_size
+        if stat.S_ISDIR(status.st_mode):
+            raise _fail(name, [(1, 1, f"this is a folder, not a {words.noun}")])
+        if not stat.S_ISREG(status.st_mode):
+            kind = "a named pipe" if stat.S_ISFIFO(status.st_mode) else "a device or socket"
+            raise _fail(
+                name,
+                [(1, 1, f"this is {kind}, not a regular file; a {words.noun} must be a file")],
+            )
         if size > MAX_BYTES:
             raise _fail(
                 name,

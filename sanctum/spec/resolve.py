@@ -34,6 +34,7 @@ from sanctum.spec.models import (
     WardSpec,
 )
 from sanctum.wards.base import Ward
+from sanctum.wards.redact import mask_secrets
 
 __all__ = [
     "PROJECT_MARKERS",
@@ -369,13 +370,11 @@ def open_codex_url(url: str) -> Codex:
 
 def secret_masker(secrets: Mapping[str, None] | list[str]) -> Callable[[Any], Any]:
     """A function masking every secret inside strings, dicts, lists and tuples."""
-    values = sorted({s for s in secrets if s}, key=len, reverse=True)
+    values = [s for s in secrets if s]
 
     def mask(value: Any) -> Any:
         if isinstance(value, str):
-            for secret in values:
-                value = value.replace(secret, "[REDACTED]")
-            return value
+            return mask_secrets(value, values)
         if isinstance(value, dict):
             return {mask(k): mask(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):

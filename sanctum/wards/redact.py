@@ -23,10 +23,41 @@ from typing import Any
 
 from sanctum.wards.base import Ward
 
-__all__ = ["DEFAULT_MASK", "RedactWard"]
+__all__ = ["DEFAULT_MASK", "SHORT_SECRET_CHARS", "RedactWard", "mask_secrets", "secret_pattern"]
 
 DEFAULT_MASK = "[REDACTED]"
 """The text that replaces every match unless another ``mask`` is given."""
+
+SHORT_SECRET_CHARS = 8
+"""Secrets shorter than this many characters are masked only where they stand alone."""
+
+
+def secret_pattern(secret: str) -> str:
+    """The regex that finds one secret value (an API key) in text.
+
+    The rule: a secret of :data:`SHORT_SECRET_CHARS` (8) characters or more is found
+    wherever it occurs, even glued to other text. A shorter one (``"x"``, ``"EMPTY"``,
+    a placeholder for a local server) only as a whole token, where no letter, digit or
+    underscore touches it on either side (``Bearer x``, ``key=x&``): masking it inside
+    words would garble every message (``e[REDACTED]pression``) while hiding nothing
+    worth hiding.
+    """
+    escaped = re.escape(secret)
+    return escaped if len(secret) >= SHORT_SECRET_CHARS else rf"(?<!\w){escaped}(?!\w)"
+
+
+def mask_secrets(text: str, secrets: Iterable[str], mask: str = DEFAULT_MASK) -> str:
+    """``text`` with every secret value replaced by ``mask`` (see :func:`secret_pattern`).
+
+    Longer secrets are masked first, so one that contains another is masked whole;
+    empty strings are skipped.
+    """
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if len(secret) >= SHORT_SECRET_CHARS:
+            text = text.replace(secret, mask)
+        else:
+            text = re.sub(secret_pattern(secret), lambda _: mask, text)
+    return text
 
 
 class RedactWard(Ward):

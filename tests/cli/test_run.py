@@ -644,3 +644,29 @@ def test_an_empty_path_is_refused_not_read_as_the_folder(
         f"error: Invalid value for '{argument}': the path is empty; name a ritual file "
         f"(see `sanctum {command} --help`)\n"
     )
+
+
+def test_a_recursion_limit_points_at_the_ritual_files_key(tmp_path: Path) -> None:
+    ritual = write_ritual(
+        tmp_path,
+        "loop.yaml",
+        """
+sanctum: 1
+name: loop
+recursion_limit: 5
+aether: {count: {type: integer, default: 0}}
+entry: a
+sigils:
+  a:
+    set: {count: "count + 1"}
+    routes:
+      - when: "count < 100"
+        to: a
+      - to: END
+""",
+    )
+    result = invoke(["run", str(ritual), "--codex", "memory:"], tmp_path)
+    assert result.exit_code == 1
+    assert "recursion limit of 5" in result.stderr
+    assert "raise `recursion_limit:` in loop.yaml" in result.stderr
+    assert "compile(" not in result.stderr

@@ -16,7 +16,6 @@ import pytest
 from sanctum.errors import OracleConnectionError, OracleResponseError, OracleTimeoutError
 from sanctum.oracle import OracleResponse
 from sanctum.oracle._http import (
-    SHORT_SECRET_CHARS,
     OracleOutputError,
     is_model_output_failure,
     is_tool_rejection,
@@ -28,6 +27,7 @@ from sanctum.oracle.openai_compat import (
     parse_arguments,
     to_openai_messages,
 )
+from sanctum.wards.redact import SHORT_SECRET_CHARS
 from tests.oracle.servers import (
     ModelServer,
     Reply,

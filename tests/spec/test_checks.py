@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sanctum.spec.checks import exception_class, spell_names
 from tests.spec.helpers import problems_of, write
 
@@ -136,6 +138,34 @@ def test_spell_must_exist_in_tomes(tmp_path: Path) -> None:
         """,
     )
     assert problems_of(path) == ["7:14: spell 'shuot' is in no tome; did you mean 'shout'?"]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "why"),
+    [("{bad json", "not valid JSON"), ("", "empty"), ("[]", "object")],
+)
+def test_a_broken_spell_manifest_is_named_not_hidden(
+    tmp_path: Path, manifest: str, why: str
+) -> None:
+    spell = tmp_path / "spells" / "text" / "shout"
+    spell.mkdir(parents=True)
+    (spell / "spell.json").write_text(manifest)
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        tomes: {t: {path: spells}}
+        entry: a
+        sigils:
+          a: {spell: shout, output: x, next: END}
+        """,
+    )
+    (problem,) = problems_of(path)  # one problem: no "is in no tome" after it
+    assert problem.startswith("4:19: tome 't': ")
+    assert "spell.json" in problem
+    assert why in problem
 
 
 def test_exception_class() -> None:

@@ -30,3 +30,12 @@ def test_secret_names_and_scrub() -> None:
     assert scrub("key sk-123 and sk-1234", ["sk-123", "sk-1234", ""]) == (
         "key [REDACTED] and [REDACTED]"
     )
+
+
+def test_a_short_secret_is_masked_only_where_it_stands_alone() -> None:
+    message = "invalid expression: unexpected 'x' near x-ray; key=x"
+    assert scrub(message, ["x"]) == (
+        "invalid expression: unexpected '[REDACTED]' near [REDACTED]-ray; key=[REDACTED]"
+    )
+    assert scrub("maxed out in the next context", ["x"]) == "maxed out in the next context"
+    assert scrub("glued:sk-0123456789", ["sk-0123456789"]) == "glued:[REDACTED]"

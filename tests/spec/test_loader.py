@@ -224,3 +224,14 @@ def test_plain_null_keys_are_marked_like_boolean_words() -> None:
     loaded = load_yaml_text("null: 1\n'~': 2\n", env={})
     assert ("null",) in loaded.plain_boolean_keys
     assert ("~",) not in loaded.plain_boolean_keys
+
+
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    import os
+
+    pipe = tmp_path / "r.yaml"
+    os.mkfifo(pipe)
+    with pytest.raises(RitualFileError, match="named pipe, not a regular file"):
+        load_yaml_file(pipe)  # never blocks waiting for a writer
+    with pytest.raises(RitualFileError, match="folder, not a ritual file"):
+        load_yaml_file(tmp_path)

@@ -81,3 +81,12 @@ def test_keyboard_interrupt_at_import_still_stops(tmp_path: Path) -> None:
     (tmp_path / "stop.py").write_text("raise KeyboardInterrupt\n")
     with pytest.raises(KeyboardInterrupt):
         import_callable("stop:step", tmp_path)
+
+
+def test_the_secret_masker_follows_the_short_secret_rule() -> None:
+    from sanctum.spec.resolve import secret_masker
+
+    mask = secret_masker(["x", "sk-0123456789"])
+    assert mask({"e": ["unexpected x in expression", ("sk-0123456789abc",)]}) == {
+        "e": ["unexpected [REDACTED] in expression", ("[REDACTED]abc",)]
+    }
