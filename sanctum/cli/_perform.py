@@ -112,7 +112,8 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     Ctrl-C that arrives while the loop is being built, after the main task finished, or
     while the loop shuts down raises ``KeyboardInterrupt`` inside asyncio's own code and
     leaves tasks or the loop half-closed (their destructors print tracebacks). Here the
-    SIGINT handler only records the Ctrl-C and cancels the main task if it still runs;
+    SIGINT handler only records the Ctrl-C and cancels the loop's tasks if the main one
+    still runs (so a run stops at its next superstep boundary);
     the ``KeyboardInterrupt`` is raised afterwards, once the loop is closed (deferred,
     never lost). A second Ctrl-C raises at once, the way out of a shutdown that hangs.
 
@@ -129,13 +130,22 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     main_task: asyncio.Task[_T] | None = None
     loop: asyncio.AbstractEventLoop | None = None
 
+    def cancel_everything() -> None:
+        assert loop is not None
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+
     def on_sigint(_signum: int, _frame: object) -> None:
         nonlocal interrupts
         interrupts += 1
         if interrupts > 1:
             raise KeyboardInterrupt
         if loop is not None and main_task is not None and not main_task.done():
-            loop.call_soon_threadsafe(main_task.cancel)
+            # Every task, not just the main one: a stream's scheduler runs as its own
+            # task, and this callback is queued (from inside a running Sigil) ahead of
+            # the scheduler's step past the superstep boundary — so the next superstep
+            # never starts, as the CLI promises.
+            loop.call_soon_threadsafe(cancel_everything)
 
     async def main() -> _T:
         nonlocal main_task

@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -670,3 +671,31 @@ sigils:
     assert "recursion limit of 5" in result.stderr
     assert "raise `recursion_limit:` in loop.yaml" in result.stderr
     assert "compile(" not in result.stderr
+
+
+def test_ctrl_c_during_a_sigil_starts_no_further_superstep(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "counter.yaml", COUNTER)
+    process = subprocess.Popen(
+        [
+            *console_script(),
+            *("run", str(ritual), "--json", "-s", "omens", "-i", "limit=6", "-i", "delay=1.0"),
+            *("--invocation", "slow"),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        _wait_for_seals(process, 1)  # superstep 2's Sigil is now sleeping for 1 s
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130
+    seals = sanctum(["seals", "--invocation", "slow", "--json"], tmp_path)
+    steps = [line["superstep"] for line in _json_lines(seals.stdout) if "superstep" in line]
+    assert max(steps) == 2  # the running superstep finished and sealed; no third began
