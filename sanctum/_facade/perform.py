@@ -19,6 +19,7 @@ from sanctum.errors import (
     RitualFileError,
     SanctumError,
     SealError,
+    TraceFileError,
 )
 
 if TYPE_CHECKING:
@@ -77,6 +78,8 @@ class Performance:
         self.trace_path = Path(trace_path) if trace_path is not None else None
         self.ritual_path: Path | None = None
         """The ritual file's path, once known."""
+        self.trace_redact: Callable[[Any], Any] | None = None
+        """What the ``--trace`` recorder masks (the ritual's secrets and redactions)."""
         self.result: RunResult | None = None
         """How the performance ended; None until the iteration finishes."""
         self._started = False
@@ -143,7 +146,13 @@ class Performance:
             if self.trace_path is not None:
                 from sanctum.tracing import TraceRecorder
 
-                recorder = TraceRecorder(self.trace_path)
+                recorder = TraceRecorder(self.trace_path, redact=self.trace_redact)
+                try:
+                    recorder.check()  # before anything runs: never overwrite a file
+                except OSError as exc:
+                    raise TraceFileError(
+                        f"--trace: {exc.strerror or exc}", path=str(self.trace_path)
+                    ) from None
                 rite = rite.with_options(wards=(*rite.wards, recorder))
             final: Mapping[str, Any] | None = None
             last_aether: Mapping[str, Any] = {}
@@ -313,9 +322,17 @@ def _ritual_metadata(path: Path) -> dict[str, Any]:
 
 
 def _compile(
-    spec: RitualSpec, path: Path, codex: Codex, overrides: Mapping[str, Any] | None
+    spec: RitualSpec,
+    path: Path,
+    codex: Codex,
+    overrides: Mapping[str, Any] | None,
+    performance: Performance | None = None,
 ) -> Rite:
     from sanctum.spec import compile_ritual
+    from sanctum.spec.compiler import trace_redaction
+
+    if performance is not None:
+        performance.trace_redact = trace_redaction(spec)
 
     oracles = _override_oracles(spec, path, overrides) if overrides else None
     rite = compile_ritual(spec, codex=codex, oracles=oracles)
@@ -324,23 +341,28 @@ def _compile(
 
 
 def _check_audit_paths(spec: RitualSpec, path: Path) -> None:
-    """Refuse an ``audit:`` ward whose file can never be written, before anything runs.
+    """Refuse an ``audit:`` or ``trace:`` ward whose file can never be written (or
+    would replace a file that is not a trace), before anything runs.
 
     Raises:
         RitualFileError: One ``path:line:column`` problem per such ward.
     """
+    from sanctum.tracing import TraceRecorder
     from sanctum.wards.audit import AuditWard
 
     problems: list[FileProblem] = []
     for index, entry in enumerate(getattr(spec, "wards", None) or ()):
-        options = getattr(entry, "audit", None)
-        if options is None:
-            continue
-        try:
-            AuditWard(options.path).check()
-        except OSError as exc:
-            line, column = _position(path, ("wards", index, "audit", "path"))
-            problems.append(FileProblem(str(path), line, column, f"wards: {exc.strerror or exc}"))
+        for kind, make in (("audit", AuditWard), ("trace", TraceRecorder)):
+            options = getattr(entry, kind, None)
+            if options is None:
+                continue
+            try:
+                make(Path(options.path)).check()  # relative to the working directory
+            except OSError as exc:
+                line, column = _position(path, ("wards", index, kind, "path"))
+                problems.append(
+                    FileProblem(str(path), line, column, f"wards: {exc.strerror or exc}")
+                )
     if problems:
         raise RitualFileError(problems)
 
@@ -487,7 +509,7 @@ def run(
                 "another --invocation",
                 invocation_id=performance.invocation_id,
             )
-        rite = _compile(spec, path, store, oracles)
+        rite = _compile(spec, path, store, oracles, performance)
         return rite, {"input": checked, "metadata": _ritual_metadata(resolved)}
 
     return Performance(
@@ -564,7 +586,7 @@ def resume(
         performance.ritual_path = path
         spec = load_ritual(path)
         checked = check_updates(spec, updates or {})
-        rite = _compile(spec, path, store, oracles)
+        rite = _compile(spec, path, store, oracles, performance)
         call: dict[str, Any] = {"metadata": _ritual_metadata(path)}
         if checked:
             call["updates"] = checked

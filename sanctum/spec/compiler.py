@@ -644,7 +644,7 @@ def compile_ritual(
     except RitualValidationError as exc:
         raise _engine_problem(exc, builder) from None
     file_wards: list[Ward] = builder.secret_wards()
-    redact = builder.mask if source.secrets else None
+    redact = trace_redaction(spec)
     file_wards += [build_ward(w, redact) for w in spec.wards] if resolve else []
     store = codex
     if store is None and spec.codex is not None and resolve:
@@ -665,6 +665,42 @@ def compile_ritual(
         )
     except RitualValidationError as exc:
         raise _engine_problem(exc, builder) from None
+
+
+def trace_redaction(spec: RitualSpec) -> Callable[[Any], Any] | None:
+    """What a trace of this ritual is passed through before it is written.
+
+    Omens that never cross the Ward pipeline (writer tokens, raw spell-call text, the
+    input kept in the final Aether) reach a TraceRecorder unmasked; this masks them as
+    the ritual's own Wards mask deltas: the file's secrets (oracle ``api_key`` values
+    and secret-looking ``${...}`` variables) and the patterns of its ``redact:`` wards.
+    Used for a ``trace:`` ward and for ``sanctum run --trace``.
+
+    Args:
+        spec: A RitualSpec from :func:`load_ritual`.
+
+    Returns:
+        A function of any JSON-like value, or None when there is nothing to mask.
+    """
+    from sanctum.spec.models import RedactWardSpec
+    from sanctum.wards.redact import RedactWard
+
+    steps: list[Callable[[Any], Any]] = []
+    source: RitualSource | None = spec._source
+    if source is not None and source.secrets:
+        steps.append(secret_masker(source.secrets))
+    for entry in spec.wards:
+        if isinstance(entry, RedactWardSpec):
+            steps.append(RedactWard(entry.redact.patterns, mask=entry.redact.mask).redact)
+    if not steps:
+        return None
+
+    def redact(value: Any) -> Any:
+        for step in steps:
+            value = step(value)
+        return value
+
+    return redact
 
 
 def check_ritual(

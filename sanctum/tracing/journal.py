@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sanctum.omens.events import (
@@ -92,6 +92,9 @@ class Chronicle:
         """Add to a ``perf_counter_ns()`` reading for epoch nanoseconds (taken once: a
         run's rows share one clock, so wall-clock adjustments cannot reorder them)."""
         self._opened = 0  # rows added by Omens (SigilBegan or a stray completion)
+        self.on_foreign: Callable[[str], None] | None = None
+        """Told the id of another Invocation whose Omens arrive mid-run (a recorder
+        shared by concurrent Invocations); they are recorded all the same."""
 
     # ------------------------------------------------------------------ recording
     def record(self, omen: Omen) -> None:
@@ -137,7 +140,7 @@ class Chronicle:
         :data:`sanctum.ritual.emitter.SuperstepTap`. The row it adds for a completed
         Sigil is complete: nothing changes it later.
         """
-        if self._open or self.invocation_id is None:
+        if self._open or self.invocation_id != invocation_id:
             self._before_tap(invocation_id, superstep, began)
         if ended is None:  # it began and never completed: a running row, settled later
             self.omen_counts["SuperstepBegan"] += 1
@@ -175,6 +178,8 @@ class Chronicle:
         """The rare work before a tapped superstep."""
         if self.invocation_id is None:
             self._note_invocation(invocation_id, (began + self._epoch) / 1e9)
+        elif invocation_id != self.invocation_id and self.on_foreign is not None:
+            self.on_foreign(invocation_id)
         if self._open:
             self._settle_earlier(superstep)
 
@@ -193,10 +198,12 @@ class Chronicle:
         return child
 
     def reset(self) -> None:
-        """Forget everything (a new Invocation begins after the last one manifested)."""
+        """Forget everything (a new Invocation begins after the last one)."""
+        hook = self.on_foreign
         self.__init__(  # type: ignore[misc]
             circle=self.circle, sigil=self.outer_sigil, superstep=self.outer_superstep
         )
+        self.on_foreign = hook
 
     def counts(self) -> dict[str, int]:
         """How many Omens of each class the run gave off (tapped supersteps included)."""
@@ -221,8 +228,9 @@ class Chronicle:
     def _rite_began(self, omen: RiteBegan) -> None:
         # a resumption may come after a suspend, which the monotonic clock skips
         self._epoch = time.time_ns() - time.perf_counter_ns()
-        if self.manifested and self.circle is None:
-            self.reset()
+        another = self.invocation_id is not None and omen.invocation_id != self.invocation_id
+        if (self.manifested or another) and self.circle is None:
+            self.reset()  # a new Invocation: what the last one left is not part of it
             self.omen_counts["RiteBegan"] += 1
         else:
             self._settle_running("aborted")  # a resumption: the last attempt is over

@@ -12,9 +12,12 @@ without a recorder the engine pays nothing.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
+import stat
 import threading
 import warnings
 from collections.abc import Callable, Mapping
@@ -27,6 +30,7 @@ from sanctum.ritual.emitter import synchronous_twin
 from sanctum.tracing.document import (
     READABLE_VERSIONS,
     TRACE_FORMAT,
+    TRACE_VERSION,
     assemble,
     continue_trace,
     expand,
@@ -86,10 +90,48 @@ class TraceRecorder(Ward):
         plain = type(self).record is TraceRecorder.record
         plain = plain and type(self)._observe is TraceRecorder._observe
         self._tap = self._chronicle.tap if plain else None
+        self._chronicle.on_foreign = self._foreign
+        self._warned_shared = False
         self._error: BaseException | None = None
         self._previous: dict[str, Any] | None = None
         self._previous_read = False
         self._saw_fresh_run = False
+
+    def check(self) -> None:
+        """Refuse, before anything runs, a ``path`` a trace can never be written to.
+
+        Nothing is created. Caught here: a folder on the way that is a file, a folder
+        this process may not write to, and an existing file that is not a sanctum trace
+        (a ritual file, a codex database, your notes: a trace never replaces those) or
+        is a trace of a newer format than this sanctum reads. (What only a write can
+        tell, such as a full disk, still fails when the file is written.)
+
+        Raises:
+            OSError: Naming the path and what is wrong (``NotADirectoryError``,
+                ``PermissionError``, ``FileExistsError``).
+        """
+        path = self.path
+        if path.is_dir():
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise PermissionError(
+                    errno.EACCES, f"the trace folder {path} is not writable (permission denied)"
+                )
+            return
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise NotADirectoryError(
+                errno.ENOTDIR,
+                f"the trace path {path} cannot be created: {folder} is a file, not a folder",
+            )
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(
+                errno.EACCES, f"the trace path {path} cannot be written: {folder} is not writable"
+            )
+        refusal = _refusal(path)
+        if refusal is not None:
+            raise FileExistsError(errno.EEXIST, refusal)
 
     def on_compile(self, manifest: Mapping[str, Any]) -> None:
         """Remember the graph this recorder is watching.
@@ -138,11 +180,31 @@ class TraceRecorder(Ward):
         Args:
             omen: Any Omen.
         """
+        chronicle = self._chronicle
         if isinstance(omen, RiteBegan):
             self._error = None  # a new Invocation, or a resumption: the old ending is over
+            if chronicle.invocation_id not in (None, omen.invocation_id):
+                self._previous, self._previous_read, self._saw_fresh_run = None, False, False
             if omen.resumed_from is None:
                 self._saw_fresh_run = True
-        self._chronicle.record(omen)
+        else:
+            other = getattr(omen, "invocation_id", None)
+            if other and chronicle.invocation_id not in (None, other) and not chronicle.manifested:
+                self._foreign(other)
+        chronicle.record(omen)
+
+    def _foreign(self, invocation_id: str) -> None:
+        """Warn once that Omens of two Invocations arrive mixed (a shared recorder)."""
+        if not self._warned_shared:
+            self._warned_shared = True
+            warnings.warn(
+                f"TraceRecorder({str(self.path)!r}) is recording invocation "
+                f"{self._chronicle.invocation_id!r} and received Omens of invocation "
+                f"{invocation_id!r} at the same time; its trace will mix both — give each "
+                "concurrent Invocation its own TraceRecorder",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def flush(self, error: BaseException | None = None) -> Path:
         """Write the trace assembled so far to path and return the path.
@@ -169,6 +231,9 @@ class TraceRecorder(Ward):
             document = continue_trace(previous, document)
         pieces = _encode(document)
         try:
+            refusal = _refusal(target)
+            if refusal is not None:
+                raise FileExistsError(errno.EEXIST, refusal)
             target.parent.mkdir(parents=True, exist_ok=True)
             # Written beside the target, then renamed over it: a reader never sees half
             # a trace. The name is this writer's own (process, object, thread), so two
@@ -184,11 +249,12 @@ class TraceRecorder(Ward):
                 raise
         except OSError as exc:
             blocker = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
-            why = (
-                f"{blocker} is a file, not a folder"
-                if blocker is not None
-                else f"{exc.strerror or exc}; check the folder exists and is writable"
-            )
+            if isinstance(exc, FileExistsError):
+                why = str(exc.strerror)  # a file that is not a trace: never replaced
+            elif blocker is not None:
+                why = f"{blocker} is a file, not a folder"
+            else:
+                why = f"{exc.strerror or exc}; check the folder exists and is writable"
             raise OSError(exc.errno, f"TraceRecorder cannot write {target}: {why}") from exc
         self.written = target
         return target
@@ -268,6 +334,47 @@ class TraceRecorder(Ward):
             )
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem).strip(".")
         return self.path / f"{safe or 'invocation'}{DEFAULT_TRACE_NAME}"
+
+
+_TRACE_HEAD = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"sanctum-trace"')
+_VERSION = re.compile(rb'"version"\s*:\s*(\d{1,9})')
+
+
+def _refusal(path: Path) -> str | None:
+    """Why a trace must not be written over ``path``, or None when it may be.
+
+    A missing or empty file may be written; so may a sanctum trace this version reads
+    (a run replaces its earlier trace, a resumed run continues it). Anything else — a
+    file that is not a trace, a trace of a newer format, something that is not a
+    regular file — is never replaced.
+    """
+    try:
+        status = path.stat()
+    except OSError:  # missing, or a folder on the way is a file: the write will tell
+        return None
+    if stat.S_ISDIR(status.st_mode):
+        return None  # a folder: the file inside it is checked when it is known
+    if not stat.S_ISREG(status.st_mode):
+        return f"{path} is not a regular file; a trace is written only to a file"
+    if status.st_size == 0:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        return f"{path} cannot be read: {exc.strerror or exc}"
+    if not _TRACE_HEAD.match(head):
+        return (
+            f"{path} exists and is not a sanctum trace; a trace never replaces another "
+            "file — name a new file (e.g. run.sanctum-trace.json) or remove this one"
+        )
+    version = _VERSION.search(head)
+    if version is not None and int(version.group(1)) > TRACE_VERSION:
+        return (
+            f"{path} is a trace of format version {int(version.group(1))}, newer than this "
+            f"sanctum writes ({TRACE_VERSION}); upgrade sanctum, or name another file"
+        )
+    return None
 
 
 def _encode(document: dict[str, Any]) -> list[str]:

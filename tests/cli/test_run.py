@@ -240,6 +240,55 @@ def test_trace_is_written(tmp_path: Path) -> None:
     assert trace["interrupt"]["reason"] == "Send hello Ada?"
 
 
+def test_trace_never_overwrites_another_file(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    before = ritual.read_text(encoding="utf-8")
+    for target in (str(ritual), ".sanctum/codex.db"):
+        if target.endswith(".db"):
+            assert invoke(["run", str(ritual)], tmp_path).exit_code == 0  # makes the codex
+        codex = (tmp_path / ".sanctum" / "codex.db").read_bytes() if target.endswith(".db") else b""
+        result = invoke(["run", str(ritual), "--trace", target, "--codex", "memory:"], tmp_path)
+        assert result.exit_code == 2, result.output
+        assert "is not a sanctum trace" in result.stderr
+        if codex:
+            assert (tmp_path / ".sanctum" / "codex.db").read_bytes() == codex
+    assert ritual.read_text(encoding="utf-8") == before
+
+
+def test_trace_masks_the_ritual_secrets_and_redactions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHOP_API_KEY", "supersecretvalue123")
+    ritual = write_ritual(
+        tmp_path,
+        "secret.yaml",
+        """
+sanctum: 1
+name: secret
+inputs:
+  ticket: {type: string}
+aether:
+  key: {}
+entry: k
+sigils:
+  k:
+    set: {key: "'${SHOP_API_KEY}'"}
+    next: END
+wards:
+  - redact: {patterns: ['sk-[A-Za-z0-9]{20,}']}
+""",
+    )
+    ticket = "ticket=uses supersecretvalue123 and sk-AAAAAAAAAAAAAAAAAAAAAAAA"
+    result = invoke(
+        ["run", str(ritual), "-i", ticket, "--codex", "memory:", "--trace", "t.json"], tmp_path
+    )
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "t.json").read_text(encoding="utf-8")
+    assert "supersecretvalue123" not in text
+    assert "sk-AAAA" not in text
+    assert "[REDACTED]" in text
+
+
 def test_an_existing_invocation_id_is_refused(tmp_path: Path) -> None:
     ritual = write_ritual(tmp_path, "greet.yaml", GREET)
     assert invoke(["run", str(ritual), "--invocation", "same"], tmp_path).exit_code == 0

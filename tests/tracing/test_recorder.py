@@ -617,3 +617,85 @@ async def test_the_engine_calls_the_recorder_synchronously_unless_on_omen_is_ove
     plain, announcing = (_read(p) for p in paths)
     assert plain["omen_counts"] == announcing["omen_counts"]
     assert [d["delta"] for d in plain["deltas"]] == [d["delta"] for d in announcing["deltas"]]
+
+
+async def test_a_trace_never_replaces_a_file_that_is_not_a_trace(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes", encoding="utf-8")
+    recorder = TraceRecorder(notes)
+    with pytest.raises(FileExistsError, match="not a sanctum trace"):
+        recorder.check()
+    await recorder.on_omen(RiteBegan(invocation_id=INV, timestamp=T0))
+    with pytest.raises(OSError, match="not a sanctum trace"):
+        recorder.flush()
+    assert notes.read_text(encoding="utf-8") == "my notes"
+    # an empty file, a missing one and an earlier trace may be written
+    (tmp_path / "empty.json").write_text("", encoding="utf-8")
+    TraceRecorder(tmp_path / "empty.json").check()
+    TraceRecorder(tmp_path / "new" / "t.json").check()
+    earlier = TraceRecorder(tmp_path / "t.json")
+    await _feed(earlier, sample_run())
+    TraceRecorder(tmp_path / "t.json").check()
+    # a trace of a newer format is left alone too
+    newer = tmp_path / "newer.json"
+    newer.write_text('{"format": "sanctum-trace", "version": 99}', encoding="utf-8")
+    with pytest.raises(FileExistsError, match="version 99"):
+        TraceRecorder(newer).check()
+
+
+def test_a_trace_path_that_can_never_be_written_is_refused_up_front(tmp_path: Path) -> None:
+    blocker = tmp_path / "afile"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(NotADirectoryError, match="afile is a file"):
+        TraceRecorder(blocker / "t.json").check()
+    TraceRecorder(tmp_path).check()  # a folder: one file per invocation inside it
+
+
+def _flaky_ritual() -> Any:
+    from sanctum import END, START, Ritual
+
+    def work(aether: dict[str, Any]) -> dict[str, Any]:
+        if aether.get("fail"):
+            raise RuntimeError("broke")
+        return {"done": True}
+
+    def tidy(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"tidy": True}
+
+    ritual = Ritual().add_sigil("work", work).add_sigil("tidy", tidy)
+    return ritual.add_edge(START, "work").add_edge("work", "tidy").add_edge("tidy", END)
+
+
+async def test_a_reused_recorder_starts_afresh_for_another_invocation(tmp_path: Path) -> None:
+    recorder = TraceRecorder(tmp_path)
+    rite = _flaky_ritual().compile(wards=[recorder])
+    for name in ("fail-1", "fail-2"):
+        with pytest.raises(SigilExecutionError) as caught:
+            await rite.ainvoke({"fail": True}, invocation_id=name)
+        recorder.flush(caught.value)
+    await rite.ainvoke({"fail": False}, invocation_id="ok")
+    trace = load_trace(tmp_path / "ok.sanctum-trace.json")
+    assert trace["status"] == "completed"
+    assert [d["sigil"] for d in trace["deltas"]] == ["work", "tidy"]
+    failed = load_trace(tmp_path / "fail-2.sanctum-trace.json")
+    assert failed["status"] == "failed"
+    assert [s["sigils"][0]["sigil"] for s in failed["supersteps"]] == ["work"]
+
+
+async def test_a_recorder_shared_by_concurrent_invocations_warns(tmp_path: Path) -> None:
+    import asyncio
+
+    recorder = TraceRecorder(tmp_path)
+
+    async def slow_work(aether: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.sleep(0.01)
+        return {"done": True}
+
+    from sanctum import END, START, Ritual
+
+    ritual = Ritual().add_sigil("work", slow_work).add_edge(START, "work").add_edge("work", END)
+    rite = ritual.compile(wards=[recorder])
+    with pytest.warns(RuntimeWarning, match="give each concurrent Invocation its own"):
+        await asyncio.gather(
+            rite.ainvoke({}, invocation_id="A"), rite.ainvoke({}, invocation_id="B")
+        )
