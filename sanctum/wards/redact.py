@@ -11,12 +11,17 @@ tuples (which stay tuples, named tuples included), sets and frozensets. Keys of
 *nested* mappings are masked too — a secret used as a key would otherwise leak into
 Seals — while the delta's top-level keys are Conduit names and are left alone. When two
 nested keys collapse onto the same masked text, the later ones get a ``" (2)"``,
-``" (3)"``... suffix so that no value is lost. Other objects (bytes, dataclasses, ...)
-pass through untouched.
+``" (3)"``... suffix so that no value is lost. ``bytes`` and ``bytearray`` are masked as
+UTF-8 text and stay bytes; a dataclass gets its fields masked (a copy, through
+``dataclasses.replace``); any other object whose text (``str()``, which audit trails and
+traces write) holds a match — an exception quoting a key, your own class — is replaced
+by that text, masked. Numbers, ``None`` and objects whose text holds no match pass
+through untouched.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -155,8 +160,17 @@ class RedactWard(Ward):
     def _redact(self, value: Any, active: set[int]) -> Any:
         if isinstance(value, str):
             return self.mask_text(str.__str__(value))
-        if not isinstance(value, Mapping | list | tuple | set | frozenset):
+        if value is None or isinstance(value, bool | int | float | complex):
             return value
+        if isinstance(value, bytes | bytearray):
+            text = bytes(value).decode("utf-8", "surrogateescape")
+            masked = self.mask_text(text)
+            if masked == text:
+                return value
+            raw = masked.encode("utf-8", "surrogateescape")
+            return raw if isinstance(value, bytes) else bytearray(raw)
+        if not isinstance(value, Mapping | list | tuple | set | frozenset):
+            return self._redact_object(value, active)
         marker = id(value)
         if marker in active:  # a self-containing structure: leave the cycle as is
             return value
@@ -176,6 +190,44 @@ class RedactWard(Ward):
             return items
         finally:
             active.discard(marker)
+
+    def _redact_object(self, value: Any, active: set[int]) -> Any:
+        """A dataclass with its fields masked; any other object, by its text.
+
+        An object whose text (``str()``, what audit trails and traces write) holds a
+        match — an exception quoting a key, a custom class — is replaced by that text,
+        masked: a secret never reaches a Seal, an audit line or a trace because of the
+        object around it. Objects whose text holds no match are returned as they are.
+        """
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            marker = id(value)
+            if marker in active:
+                return value
+            active.add(marker)
+            try:
+                changed = {}
+                for spec in dataclasses.fields(value):
+                    current = getattr(value, spec.name, None)
+                    masked = self._redact(current, active)
+                    if masked is not current:
+                        changed[spec.name] = masked
+                if not changed:
+                    return value
+                if all(spec.init for spec in dataclasses.fields(value) if spec.name in changed):
+                    try:
+                        return dataclasses.replace(value, **changed)
+                    except Exception:  # a __post_init__ that refuses the masked text
+                        pass
+            finally:
+                active.discard(marker)
+        for show in (str, repr):
+            try:
+                text = show(value)
+            except Exception:  # an object that cannot even be shown leaks nothing either
+                continue
+            masked = self.mask_text(text)
+            return value if masked == text else masked
+        return value
 
     def _redact_mapping(self, value: Mapping[Any, Any], active: set[int]) -> dict[Any, Any]:
         result: dict[Any, Any] = {}

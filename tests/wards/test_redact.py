@@ -159,3 +159,39 @@ async def test_in_a_rite_seals_omens_audit_and_result_only_see_masked_text(tmp_p
     assert list(seals[-1].aether["log"][0]["line"]) == ["[REDACTED]", "x"]
     result = await ritual.compile(wards=[RedactWard([KEY_PATTERN])]).ainvoke({})
     assert result["reply"] == "your key is [REDACTED]"
+
+
+def test_bytes_dataclasses_and_other_objects_never_carry_a_secret_through() -> None:
+    import dataclasses
+
+    key = "sk-" + "C" * 24
+
+    @dataclasses.dataclass(frozen=True)
+    class Note:
+        text: str
+        count: int = 1
+
+    class Custom:
+        def __str__(self) -> str:
+            return f"custom holding {key}"
+
+    ward = RedactWard([r"sk-[A-Za-z0-9]{20,}"])
+    masked = ward.redact(
+        {
+            "b": key.encode(),
+            "ba": bytearray(f"x {key} y".encode()),
+            "note": Note(f"see {key}"),
+            "error": ValueError(f"bad key {key}"),
+            "custom": Custom(),
+            "plain": ValueError("nothing secret"),
+            "n": 5,
+        }
+    )
+    assert masked["b"] == b"[REDACTED]"
+    assert masked["ba"] == bytearray(b"x [REDACTED] y")
+    assert masked["note"] == Note("see [REDACTED]")
+    assert masked["error"] == "bad key [REDACTED]"
+    assert masked["custom"] == "custom holding [REDACTED]"
+    assert isinstance(masked["plain"], ValueError)  # no match: the object itself
+    assert masked["n"] == 5
+    assert key not in repr(masked)
