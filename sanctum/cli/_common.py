@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -98,8 +99,41 @@ def exit_code_for(exc: BaseException) -> int | None:
     return None
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: Any, *, lines: bool = False) -> str:
+    """Text from a run, made safe to print: no control character reaches the terminal.
+
+    Every C0 control (ESC, BEL, CR...), DEL and C1 control (U+0080-U+009F) is written as
+    its JSON escape (``\\u001b``, ``\\n``), the form values are shown in, so a key, a
+    name, a reason or an error message cannot move the cursor, clear the screen or
+    retitle the window. Print the result as a rich ``Text`` (never as a markup string),
+    so ``[bold]`` in it stays literal.
+
+    Args:
+        text: Anything; non-strings are converted with ``str`` first.
+        lines: Keep newlines and tabs (for prose: reasons, messages, streamed tokens).
+
+    Returns:
+        The text with its control characters escaped.
+    """
+    raw = text if isinstance(text, str) else str(text)
+    pattern = _CONTROL_BUT_LINES if lines else _CONTROL
+    return pattern.sub(_escaped, raw)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return json.dumps(match.group())[1:-1]
+
+
 def describe_error(exc: BaseException) -> str:
-    """A one-line-per-problem message for an expected error."""
+    """A one-line-per-problem message for an expected error (control characters escaped)."""
+    return printable(_describe(exc), lines=True)
+
+
+def _describe(exc: BaseException) -> str:
     from sanctum.errors import RitualFileError
 
     if isinstance(exc, RitualFileError) or isinstance(exc.__cause__, RitualFileError):

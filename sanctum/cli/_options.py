@@ -28,8 +28,9 @@ StreamOpt = Annotated[
         metavar="MODE",
         help=(
             "What to stream: updates (each Sigil's delta), values (the Aether after each "
-            "superstep), omens (every lifecycle event), tokens (model tokens as they "
-            "arrive). Repeat or comma-separate to combine. Default: updates."
+            "superstep), omens (lifecycle events: runs, supersteps begun, Sigils, Seals, "
+            "repairs), tokens (model tokens as they arrive). Repeat or comma-separate to "
+            "combine. Default: updates."
         ),
     ),
 ]

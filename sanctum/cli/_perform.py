@@ -20,6 +20,7 @@ from sanctum.cli._common import (
     EXIT_FAILED,
     EXIT_PAUSED,
     print_json_line,
+    printable,
 )
 
 if TYPE_CHECKING:
@@ -90,12 +91,16 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
     else:
         print_json_line(result.to_dict())
     if result.status == "failed":
-        typer.echo(f"error: {result.error}", err=True)
+        typer.echo(f"error: {printable(result.error, lines=True)}", err=True)
     elif result.status == "paused" and json_lines:
         if result.ephemeral:
-            typer.echo(f"paused: {result.reason}\n{EPHEMERAL_NOTE}", err=True)
+            typer.echo(
+                f"paused: {printable(result.reason, lines=True)}\n{EPHEMERAL_NOTE}", err=True
+            )
         else:
-            typer.echo(f"paused: {result.reason}\nresume with: {result.resume_command}", err=True)
+            reason = printable(result.reason, lines=True)
+            command = printable(result.resume_command)
+            typer.echo(f"paused: {reason}\nresume with: {command}", err=True)
     raise typer.Exit(_EXIT[result.status])
 
 

@@ -1,4 +1,9 @@
-"""Tables for people: invocations and seals (rich is imported by the caller's command)."""
+"""Tables for people: invocations, seals and ritual tests (rich is imported by the caller).
+
+Every cell and title is a rich ``Text`` made with :func:`sanctum.cli._view.printable`:
+a control character in an invocation id, a frontier or a reason is shown escaped
+(``\\u001b``), and rich markup in it (``[bold]``, ``[/]``) is shown as written.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ from rich import box
 from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
+
+from sanctum.cli._common import printable
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -131,7 +138,7 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
         _Column("interrupt", reasons, drop=1, shrink_to=12),
     ]
     row_styles = ["yellow" if seal.interrupt is not None else None for seal in seals]
-    return _fitted_table(f"Seals of {invocation_id}", columns, None, width, row_styles)
+    return _fitted_table(f"Seals of {printable(invocation_id)}", columns, None, width, row_styles)
 
 
 def test_table(results: Sequence[TestResult]) -> Table:
@@ -143,23 +150,17 @@ def test_table(results: Sequence[TestResult]) -> Table:
     table.add_column("status", no_wrap=True)
     table.add_column("time", justify="right", no_wrap=True)
     for result in results:
-        mark = "[green]PASS[/]" if result.passed else "[bold red]FAIL[/]"
+        mark = Text("PASS", style="green") if result.passed else Text("FAIL", style="bold red")
         table.add_row(
             mark,
-            _display_path(result.file),
-            result.name,
-            result.status,
+            Text(printable(_display_path(result.file))),
+            Text(printable(result.name)),
+            Text(printable(result.status)),
             f"{result.duration * 1000:.0f}ms",
         )
         if not result.passed and result.message:
-            table.add_row("", "", f"[red]{_escape(result.message)}[/]", "", "")
+            table.add_row("", "", Text(printable(result.message, lines=True), style="red"), "", "")
     return table
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 # --------------------------------------------------------------------------- fitting
@@ -170,7 +171,7 @@ _GAP = 2
 
 @dataclass
 class _Column:
-    """A table column and its plain cells, for fitting to a width.
+    """A table column and its plain cells (made printable), for fitting to a width.
 
     ``drop`` orders the columns that may be left out when the width is too small
     (1 first; 0 never). ``shrink_to`` lets a column be cut (with an ellipsis) down to
@@ -183,6 +184,9 @@ class _Column:
     shrink_to: int | None = None
     style: str | None = None
     justify: Literal["left", "right"] = "left"
+
+    def __post_init__(self) -> None:
+        self.cells = [printable(cell) for cell in self.cells]
 
     @property
     def natural(self) -> int:
@@ -223,7 +227,7 @@ def _fitted_table(
     """A table of the columns that fit in ``width``, none of them wrapping."""
     widths = _fit(columns, width)
     table = Table(
-        title=title,
+        title=Text(title),
         title_justify="left",
         box=box.SIMPLE_HEAD,
         pad_edge=False,

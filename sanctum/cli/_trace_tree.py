@@ -2,17 +2,20 @@
 
 The trace document's format is :mod:`sanctum.tracing.document`'s: supersteps with
 their Sigils, spell calls, retries, repairs, rejections, Seals, the interrupt or
-failure, the final Aether and any Circles (drawn as nested trees).
+failure, the final Aether and any Circles (drawn as nested trees). Every piece of text
+from the document is drawn with :func:`sanctum.cli._view.printable` inside a rich
+``Text``, so no control character and no rich markup in it takes effect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from rich.text import Text
 from rich.tree import Tree
 
+from sanctum.cli._common import printable
 from sanctum.cli._view import aether_tree, duration, short
 
 __all__ = ["duration", "trace_tree"]
@@ -34,7 +37,14 @@ _STATUS_STYLE = {
 
 
 FOLD_AFTER = 100
-"""Supersteps drawn before the middle of a longer timeline is folded (half at each end)."""
+"""Items drawn before the middle of a longer list is folded (half at each end).
+
+It applies to every per-superstep list: the timeline's supersteps, the Seals and the
+Circles.
+"""
+
+_T = TypeVar("_T")
+_Key = Hashable
 
 
 def trace_tree(trace: Mapping[str, Any], *, label: str | None = None, fold: bool = True) -> Tree:
@@ -43,65 +53,108 @@ def trace_tree(trace: Mapping[str, Any], *, label: str | None = None, fold: bool
     Args:
         trace: The readable trace document (``load_trace``).
         label: The head's first word (``trace``, or a Circle's description).
-        fold: Draw only the first and last ``FOLD_AFTER // 2`` supersteps of a longer
-            timeline, with one line saying how many are left out.
+        fold: Draw only the first and last ``FOLD_AFTER // 2`` supersteps, Seals and
+            Circles of a longer list, with one line saying how many are left out.
+
+    Returns:
+        The tree, its text escaped (control characters written as ``\\u001b``).
     """
-    status = str(trace.get("status") or "incomplete")
+    status = printable(trace.get("status") or "incomplete")
     head = Text.assemble(
-        (label or "trace", "bold"),
+        (printable(label or "trace"), "bold"),
         " ",
-        (str(trace.get("invocation_id") or "?"), "bold"),
+        (printable(trace.get("invocation_id") or "?"), "bold"),
         "  ",
         (status, _STATUS_STYLE.get(status, "bold")),
         f"  {duration(trace.get('duration'))}",
     )
     if trace.get("resumed_from"):
-        head.append(f"  (resumed from seal {trace['resumed_from']})", style="dim")
+        head.append(f"  (resumed from seal {printable(trace['resumed_from'])})", style="dim")
     tree = Tree(head)
-    steps = _records(trace.get("supersteps"))
-    if fold and len(steps) > FOLD_AFTER:
-        half = FOLD_AFTER // 2
-        for step in steps[:half]:
-            _superstep(tree, step, trace)
-        hidden = len(steps) - 2 * half
-        tree.add(Text(f"… {hidden:,} supersteps not shown (--all shows every one)", "dim"))
-        steps = steps[-half:]
-    for step in steps:
-        _superstep(tree, step, trace)
-    _extras(tree, trace)
-    for circle in _records(trace.get("circles")):
-        nested = circle.get("trace")
-        inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else {}
-        tree.add(
-            trace_tree(
-                inner,
-                label=f"circle {circle.get('circle')} (sigil {circle.get('sigil')}, "
-                f"superstep {circle.get('superstep')})",
-                fold=fold,
-            )
-        )
+    details = _Details(trace)
+    _folded(
+        tree,
+        _records(trace.get("supersteps")),
+        lambda step: _superstep(tree, step, details),
+        noun="supersteps",
+        fold=fold,
+    )
+    _seals(tree, _records(trace.get("seals")), fold)
+    _ending(tree, trace)
+    _folded(
+        tree,
+        _records(trace.get("circles")),
+        lambda circle: _circle(tree, circle, fold),
+        noun="circles",
+        fold=fold,
+    )
     final = trace.get("final_aether")
     if isinstance(final, Mapping):
         tree.add(aether_tree(final, label="final Aether"))
     return tree
 
 
-def _superstep(tree: Tree, step: Mapping[str, Any], trace: Mapping[str, Any]) -> None:
+def _folded(
+    parent: Tree, items: Sequence[_T], draw: Callable[[_T], object], *, noun: str, fold: bool
+) -> None:
+    """Draw each item; past ``FOLD_AFTER`` (when folding) only both ends and a count."""
+    if fold and len(items) > FOLD_AFTER:
+        half = FOLD_AFTER // 2
+        for item in items[:half]:
+            draw(item)
+        hidden = len(items) - 2 * half
+        parent.add(Text(f"… {hidden:,} {noun} not shown (--all shows every one)", "dim"))
+        items = items[-half:]
+    for item in items:
+        draw(item)
+
+
+class _Details:
+    """The spell calls, retries, repairs and rejections of a trace, by superstep and Sigil.
+
+    Indexed once, so drawing a long timeline does not scan every list per Sigil.
+    """
+
+    def __init__(self, trace: Mapping[str, Any]) -> None:
+        self.spell_calls = self._index(trace.get("spell_calls"))
+        self.retries = self._index(trace.get("retries"))
+        self.repairs = self._index(trace.get("repairs"))
+        self.rejections = self._index(trace.get("rejections"))
+
+    @staticmethod
+    def _index(value: Any) -> dict[_Key, list[Mapping[str, Any]]]:
+        index: dict[_Key, list[Mapping[str, Any]]] = {}
+        for record in _records(value):
+            index.setdefault(_key(record.get("superstep"), record.get("sigil")), []).append(record)
+        return index
+
+
+def _key(superstep: Any, sigil: Any) -> _Key:
+    """The (superstep, sigil) pair as a dict key (its ``repr`` when a value is a list)."""
+    pair = (superstep, sigil)
+    try:
+        hash(pair)
+    except TypeError:
+        return repr(pair)
+    return pair
+
+
+def _superstep(tree: Tree, step: Mapping[str, Any], details: _Details) -> None:
     number = step.get("superstep")
     branch = tree.add(
         Text.assemble(
-            (f"superstep {number}", "bold"),
+            (f"superstep {printable(number)}", "bold"),
             "  ",
-            (", ".join(str(s) for s in _list(step.get("frontier"))), "cyan"),
+            (", ".join(printable(s) for s in _list(step.get("frontier"))), "cyan"),
             f"  {duration(step.get('duration'))}",
         )
     )
     for entry in _records(step.get("sigils")):
-        status = str(entry.get("status"))
+        status = printable(entry.get("status"))
         mark, style = _MARKS.get(status, ("?", "white"))
         line = Text.assemble(
             (f"{mark} ", style),
-            (str(entry.get("sigil")), "cyan"),
+            (printable(entry.get("sigil")), "cyan"),
             f"  {status}  {duration(entry.get('duration'))}",
         )
         attempts = entry.get("attempts")
@@ -109,51 +162,63 @@ def _superstep(tree: Tree, step: Mapping[str, Any], trace: Mapping[str, Any]) ->
             line.append(f"  {attempts} attempts", style="bold yellow")
         keys = _list(entry.get("delta_keys"))
         if keys:
-            line.append(f"  → {', '.join(str(k) for k in keys)}", style="dim")
+            line.append(f"  → {', '.join(printable(k) for k in keys)}", style="dim")
         node = branch.add(line)
-        for call in _records(trace.get("spell_calls")):
-            if call.get("superstep") == number and call.get("sigil") == entry.get("sigil"):
-                node.add(
-                    Text(
-                        f"spell {call.get('spell')}({short(call.get('arguments'), 80)}) "
-                        f"{call.get('status')} → {short(call.get('result'), 80)}"
-                    )
+        key = _key(number, entry.get("sigil"))
+        for call in details.spell_calls.get(key, ()):
+            node.add(
+                Text(
+                    f"spell {printable(call.get('spell'))}({short(call.get('arguments'), 80)}) "
+                    f"{printable(call.get('status'))} → {short(call.get('result'), 80)}"
                 )
-        for retry in _records(trace.get("retries")):
-            if retry.get("superstep") == number and retry.get("sigil") == entry.get("sigil"):
-                node.add(
-                    Text(
-                        f"↻ retry {retry.get('attempt')} after {retry.get('cause')}",
-                        style="bold yellow",
-                    )
+            )
+        for retry in details.retries.get(key, ()):
+            node.add(
+                Text(
+                    f"↻ retry {printable(retry.get('attempt'))} after "
+                    f"{printable(retry.get('cause'), lines=True)}",
+                    style="bold yellow",
                 )
-        for repair in _records(trace.get("repairs")):
-            if repair.get("superstep") == number and repair.get("sigil") == entry.get("sigil"):
-                node.add(
-                    Text(
-                        f"✚ repaired spell call {repair.get('spell')}: {repair.get('detail')}",
-                        style="bold yellow",
-                    )
+            )
+        for repair in details.repairs.get(key, ()):
+            node.add(
+                Text(
+                    f"✚ repaired spell call {printable(repair.get('spell'))}: "
+                    f"{printable(repair.get('detail'), lines=True)}",
+                    style="bold yellow",
                 )
-        for reject in _records(trace.get("rejections")):
-            if reject.get("superstep") == number and reject.get("sigil") == entry.get("sigil"):
-                what = reject.get("spell") or reject.get("ward")
-                node.add(Text(f"✗ rejected {what}: {reject.get('reason')}", style="bold red"))
+            )
+        for reject in details.rejections.get(key, ()):
+            what = printable(reject.get("spell") or reject.get("ward"))
+            reason = printable(reject.get("reason"), lines=True)
+            node.add(Text(f"✗ rejected {what}: {reason}", style="bold red"))
 
 
-def _extras(tree: Tree, trace: Mapping[str, Any]) -> None:
-    seals = _records(trace.get("seals"))
-    if seals:
-        branch = tree.add(Text(f"seals [{len(seals)}]", style="bold"))
-        for seal in seals:
-            flag = "  (interrupt)" if seal.get("interrupted") else ""
-            branch.add(Text(f"{seal.get('seal_id')}  superstep {seal.get('superstep')}{flag}"))
+def _seals(tree: Tree, seals: Sequence[Mapping[str, Any]], fold: bool) -> None:
+    if not seals:
+        return
+    branch = tree.add(Text(f"seals [{len(seals)}]", style="bold"))
+
+    def draw(seal: Mapping[str, Any]) -> None:
+        flag = "  (interrupt)" if seal.get("interrupted") else ""
+        branch.add(
+            Text(
+                f"{printable(seal.get('seal_id'))}  superstep "
+                f"{printable(seal.get('superstep'))}{flag}"
+            )
+        )
+
+    _folded(branch, seals, draw, noun="seals", fold=fold)
+
+
+def _ending(tree: Tree, trace: Mapping[str, Any]) -> None:
     interrupt = trace.get("interrupt")
     if isinstance(interrupt, Mapping):
         tree.add(
             Text.assemble(
                 ("⏸ interrupt", "bold yellow"),
-                f" at {interrupt.get('sigil')}: {interrupt.get('reason')}",
+                f" at {printable(interrupt.get('sigil'))}: "
+                f"{printable(interrupt.get('reason'), lines=True)}",
             )
         )
     failure = trace.get("failure")
@@ -161,9 +226,23 @@ def _extras(tree: Tree, trace: Mapping[str, Any]) -> None:
         tree.add(
             Text.assemble(
                 ("✗ failure", "bold red"),
-                f" {failure.get('type')} in {failure.get('sigil')}: {failure.get('message')}",
+                f" {printable(failure.get('type'))} in {printable(failure.get('sigil'))}: "
+                f"{printable(failure.get('message'), lines=True)}",
             )
         )
+
+
+def _circle(tree: Tree, circle: Mapping[str, Any], fold: bool) -> None:
+    nested = circle.get("trace")
+    inner: Mapping[str, Any] = nested if isinstance(nested, Mapping) else {}
+    tree.add(
+        trace_tree(
+            inner,
+            label=f"circle {circle.get('circle')} (sigil {circle.get('sigil')}, "
+            f"superstep {circle.get('superstep')})",
+            fold=fold,
+        )
+    )
 
 
 def _list(value: Any) -> Sequence[Any]:

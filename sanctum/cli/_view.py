@@ -20,7 +20,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 from rich.tree import Tree
 
-from sanctum.cli._common import EPHEMERAL_NOTE, make_console
+from sanctum.cli._common import EPHEMERAL_NOTE, make_console, printable
 from sanctum.omens.events import (
     CircleEchoed,
     DeltaRejected,
@@ -36,29 +36,43 @@ from sanctum.omens.events import (
     SuperstepCompleted,
     TokenEmitted,
 )
+from sanctum.omens.modes import STREAM_MODES
 
 if TYPE_CHECKING:
     from sanctum.api import RunResult
 
-__all__ = ["RunView", "aether_tree", "duration", "short"]
+__all__ = ["RunView", "aether_tree", "duration", "printable", "short"]
 
 _TOKEN_TAIL = 160
 
+"""C0 controls (ESC among them), DEL and C1 controls (CSI, U+009B, among them)."""
+"""The same, less newline and tab."""
+
 
 def short(value: Any, limit: int = 120) -> str:
-    """A value on one line as compact JSON (repr when JSON refuses), cut at ``limit``."""
+    """A value on one line as compact JSON (repr when JSON refuses), cut at ``limit``.
+
+    Control characters are escaped (see :func:`printable`): JSON escapes C0 controls
+    itself, and DEL and C1 controls are escaped here.
+    """
     try:
         text = json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         text = repr(value)
+    text = printable(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _names(names: Sequence[Any]) -> str:
+    """Sigil names joined with commas, each made printable."""
+    return ", ".join(printable(name) for name in names)
 
 
 def aether_tree(aether: Mapping[str, Any], label: str = "Aether") -> Tree:
     """The Aether (state dict) as a rich Tree: one branch per Conduit, nested values below."""
-    tree = Tree(Text(label, style="bold"))
+    tree = Tree(Text(printable(label), style="bold"))
     for key, value in aether.items():
-        _grow(tree, str(key), value)
+        _grow(tree, printable(key), value)
     if not aether:
         tree.add(Text("(empty)", style="dim"))
     return tree
@@ -68,7 +82,7 @@ def _grow(parent: Tree, key: str, value: Any) -> None:
     if isinstance(value, Mapping) and value:
         branch = parent.add(Text(key, style="cyan"))
         for child_key, child in value.items():
-            _grow(branch, str(child_key), child)
+            _grow(branch, printable(child_key), child)
     elif isinstance(value, list | tuple) and value and not _flat(value):
         branch = parent.add(Text(f"{key} [{len(value)}]", style="cyan"))
         for index, child in enumerate(value):
@@ -107,7 +121,7 @@ class _LiveLine:
 
     def __rich__(self) -> RenderableType:
         view = self._view
-        running = ", ".join(view.running) or "…"
+        running = _names(view.running) or "…"
         elapsed = time.monotonic() - view.wall_start
         self._spinner.update(
             text=Text.assemble(
@@ -128,8 +142,10 @@ class RunView:
 
     Args:
         modes: The stream modes the user asked for; ``updates`` adds each Sigil's delta,
-            ``values`` the Aether after each superstep, ``omens`` every lifecycle Omen.
-            Tokens, retries and spell-call repairs are always shown.
+            ``values`` the Aether after each superstep, ``omens`` one line per Omen of
+            the ``omens`` stream mode (``STREAM_MODES["omens"]``: no
+            ``SuperstepCompleted``, no tokens). Tokens, retries and spell-call repairs
+            are always shown.
         console: Where to draw (default: stdout, colour and live only on a terminal).
     """
 
@@ -160,11 +176,11 @@ class RunView:
         """Take one Omen into the view."""
         if self.first is None:
             self.first = omen.timestamp
-        if "omens" in self.modes and not isinstance(omen, TokenEmitted):
+        if "omens" in self.modes and isinstance(omen, STREAM_MODES["omens"]):
             self._print(Text(f"· {_omen_line(omen)}", style="dim"))
         if isinstance(omen, RiteBegan):
             if omen.resumed_from:
-                self._print(Text(f"resuming from seal {omen.resumed_from}", style="dim"))
+                self._print(Text(f"resuming from seal {printable(omen.resumed_from)}", style="dim"))
         elif isinstance(omen, SuperstepBegan):
             self._begin(omen)
         elif isinstance(omen, SigilBegan):
@@ -176,7 +192,9 @@ class RunView:
                 self.running.remove(omen.sigil)
             if "updates" in self.modes:
                 self._print(
-                    Text.assemble("  ", (omen.sigil, "cyan"), " → ", short(dict(omen.delta), 200))
+                    Text.assemble(
+                        "  ", (printable(omen.sigil), "cyan"), " → ", short(dict(omen.delta), 200)
+                    )
                 )
         elif isinstance(omen, SuperstepCompleted):
             self._complete(omen)
@@ -191,23 +209,35 @@ class RunView:
         elif isinstance(omen, SigilRetried):
             self._print(
                 Text(
-                    f"  ↻ {omen.sigil}: retry {omen.attempt} in {omen.delay:.2f}s after "
-                    f"{omen.cause}",
+                    f"  ↻ {printable(omen.sigil)}: retry {omen.attempt} in {omen.delay:.2f}s "
+                    f"after {printable(omen.cause, lines=True)}",
                     style="bold yellow",
                 )
             )
         elif isinstance(omen, SpellCallRepaired):
             self._print(
-                Text(f"  ✚ repaired spell call {omen.spell}: {omen.detail}", style="bold yellow")
+                Text(
+                    f"  ✚ repaired spell call {printable(omen.spell)}: "
+                    f"{printable(omen.detail, lines=True)}",
+                    style="bold yellow",
+                )
             )
         elif isinstance(omen, SpellCallRejected):
             self._print(
-                Text(f"  ✗ rejected spell call {omen.spell}: {omen.reason}", style="bold red")
+                Text(
+                    f"  ✗ rejected spell call {printable(omen.spell)}: "
+                    f"{printable(omen.reason, lines=True)}",
+                    style="bold red",
+                )
             )
         elif isinstance(omen, DeltaRejected):
-            reason = f": {omen.reason}" if omen.reason else ""
+            reason = f": {printable(omen.reason, lines=True)}" if omen.reason else ""
             self._print(
-                Text(f"  ✗ {omen.ward} vetoed the delta of {omen.sigil}{reason}", style="bold red")
+                Text(
+                    f"  ✗ {printable(omen.ward)} vetoed the delta of {printable(omen.sigil)}"
+                    f"{reason}",
+                    style="bold red",
+                )
             )
         elif isinstance(omen, SealWritten) and omen.interrupted:
             self._open_superstep_line("⏸", "paused", "bold yellow")
@@ -233,7 +263,7 @@ class RunView:
                 ("✓ ", "green"),
                 (f"superstep {omen.superstep}", "bold"),
                 "  ",
-                (", ".join(self.frontier), "cyan"),
+                (_names(self.frontier), "cyan"),
                 f"  {duration(elapsed)}",
             )
         )
@@ -252,7 +282,7 @@ class RunView:
                 (f"{mark} ", style),
                 (f"superstep {self.superstep}", "bold"),
                 "  ",
-                (", ".join(self.frontier), "cyan"),
+                (_names(self.frontier), "cyan"),
                 f"  {word}",
             )
         )
@@ -268,9 +298,9 @@ class RunView:
         if self._streaming != sigil:
             if self._streaming is not None:
                 self.console.file.write("\n")
-            self.console.file.write(f"  {sigil} │ ")
+            self.console.file.write(f"  {printable(sigil)} │ ")
             self._streaming = sigil
-        self.console.file.write(text)
+        self.console.file.write(printable(text, lines=True))
         self.console.file.flush()
 
     def token_tail(self) -> str:
@@ -278,7 +308,7 @@ class RunView:
         for sigil in reversed(list(self._tokens)):
             text = self._tokens[sigil].replace("\n", " ")
             if text:
-                return f"{sigil} │ {text[-_TOKEN_TAIL:]}"
+                return f"{printable(sigil)} │ {printable(text[-_TOKEN_TAIL:])}"
         return ""
 
     def _end_tokens(self, sigil: str) -> None:
@@ -286,7 +316,9 @@ class RunView:
         if text is None:
             return
         if self._live is not None:
-            self._print(Text.assemble("  ", (sigil, "cyan"), " │ ", text))
+            self._print(
+                Text.assemble("  ", (printable(sigil), "cyan"), " │ ", printable(text, lines=True))
+            )
         elif self._streaming == sigil:
             self.console.file.write("\n")
             self.console.file.flush()
@@ -322,20 +354,23 @@ class RunView:
         self.stop()
         console = self.console
         console.print(aether_tree(result.aether))
-        ident = Text.assemble("invocation ", (result.invocation_id, "bold"))
+        ident = Text.assemble("invocation ", (printable(result.invocation_id), "bold"))
         if result.status == "done":
             console.print(Text.assemble(("✓ done", "bold green"), "  ", ident))
         elif result.status == "failed":
             console.print(Text.assemble(("✗ failed", "bold red"), "  ", ident))
         else:
-            where = f" at {result.sigil}" if result.sigil else ""
+            where = f" at {printable(result.sigil)}" if result.sigil else ""
             console.print(Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident))
-            console.print(Text.assemble(("reason: ", "bold"), result.reason or "(none given)"))
+            reason = printable(result.reason, lines=True) if result.reason else "(none given)"
+            console.print(Text.assemble(("reason: ", "bold"), reason))
             if result.ephemeral:
                 console.print(Text(EPHEMERAL_NOTE, style="yellow"), soft_wrap=True)
                 return
             console.print(
-                Text.assemble(("resume with: ", "bold"), (result.resume_command, "bold cyan"))
+                Text.assemble(
+                    ("resume with: ", "bold"), (printable(result.resume_command), "bold cyan")
+                )
             )
             console.print(
                 Text(
@@ -358,4 +393,4 @@ def _omen_line(omen: Omen) -> str:
         if bulky in data:
             data[bulky] = "…"
     fields = " ".join(f"{k}={short(v, 60)}" for k, v in data.items())
-    return f"{name} {fields}"
+    return f"{printable(name)} {fields}"

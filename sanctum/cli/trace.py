@@ -41,7 +41,10 @@ def show(
     trace: Annotated[Path, typer.Argument(metavar="TRACE", help="The recorded trace file.")],
     every: Annotated[
         bool,
-        typer.Option("--all", help="Draw every superstep (a long timeline's middle is folded)."),
+        typer.Option(
+            "--all",
+            help="Draw every superstep, seal and circle (past 100, the middle is folded).",
+        ),
     ] = False,
 ) -> None:
     """Show a trace in the terminal as a tree of supersteps and sigils."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -75,11 +76,15 @@ class MemoryCodex(Codex):
     by invocation_id. Intended for tests and short-lived local runs; contents vanish
     with the object. Values are kept as JSON text (lists that extend the previous
     Seal's list keep only the new items), so memory grows linearly with a conversation.
+    Each history is also indexed by seal_id, so a write's duplicate check and a lookup
+    by seal_id take constant time however long the Invocation runs.
     """
 
     def __init__(self) -> None:
         """Create an empty ledger."""
         self._histories: dict[str, builtins.list[_Entry]] = {}
+        self._by_id: dict[str, dict[str, _Entry]] = {}
+        """Per invocation: seal_id → its entry (the same entries as ``_histories``)."""
         self._latest: dict[str, tuple[str, dict[str, tuple[str, _Node]]]] = {}
         self._lock = threading.Lock()
         self._order = 0
@@ -93,9 +98,9 @@ class MemoryCodex(Codex):
         if cached is not None and (parent is None or cached[0] == parent):
             return cached[1]
         if parent is not None:
-            for entry in reversed(self._histories.get(invocation_id, ())):
-                if entry.seal_id == parent:
-                    return {name: (node.text(), node) for name, node in entry.values.items()}
+            entry = self._by_id.get(invocation_id, {}).get(parent)
+            if entry is not None:
+                return {name: (node.text(), node) for name, node in entry.values.items()}
         return cached[1] if cached is not None else {}
 
     def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
@@ -109,6 +114,9 @@ class MemoryCodex(Codex):
             plain = find_unserialisable(dict(seal.aether)) is None
             if plain and find_unserialisable(dict(seal.metadata)) is None:
                 raise  # not about rich values: a bad id, frontier or superstep
+            # rich values are kept as copies, but the ids, superstep, timestamp and
+            # frontier must still be usable: check them on the Seal without its values
+            encode_seal(invocation_id, dataclasses.replace(seal, aether={}, metadata={}), {})
             live = (_copied(dict(seal.aether)), _copied(dict(seal.metadata)))
             self._append(invocation_id, seal, check, expected, "", {}, live)
             self._latest.pop(invocation_id, None)  # the next Seal is encoded whole
@@ -141,19 +149,19 @@ class MemoryCodex(Codex):
         """Append the entry after the optimistic check and the append-only rule."""
         history = self._check(invocation_id, seal, check, expected)
         self._order += 1
-        history.append(
-            _Entry(
-                seal.seal_id,
-                seal.superstep,
-                float(seal.timestamp),
-                tuple(seal.frontier),
-                metadata,
-                values,
-                self._order,
-                live,
-            )
+        entry = _Entry(
+            seal.seal_id,
+            seal.superstep,
+            float(seal.timestamp),
+            tuple(seal.frontier),
+            metadata,
+            values,
+            self._order,
+            live,
         )
+        history.append(entry)
         self._histories[invocation_id] = history
+        self._by_id.setdefault(invocation_id, {})[seal.seal_id] = entry
 
     def _check(
         self, invocation_id: str, seal: Seal, check: bool, expected: str | None
@@ -164,7 +172,7 @@ class MemoryCodex(Codex):
             latest = history[-1].seal_id if history else None
             if latest != expected:
                 raise concurrent_write(invocation_id, expected, latest)
-        if any(entry.seal_id == seal.seal_id for entry in history):
+        if seal.seal_id in self._by_id.get(invocation_id, {}):
             raise SealError(
                 f"invocation {invocation_id!r} already holds seal {seal.seal_id!r}; histories "
                 "are append-only — write a new Seal with a fresh seal_id instead",
@@ -233,10 +241,8 @@ class MemoryCodex(Codex):
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation (a fresh copy), or None."""
         with self._lock:
-            for entry in self._histories.get(invocation_id, ()):
-                if entry.seal_id == seal_id:
-                    return self._thaw(entry)
-        return None
+            entry = self._by_id.get(invocation_id, {}).get(seal_id)
+            return self._thaw(entry) if entry is not None else None
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
         """Return the most recently written Invocations, newest first (at most ``limit``).

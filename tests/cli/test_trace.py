@@ -115,19 +115,61 @@ def test_show_prints_text_the_terminal_cannot_encode_escaped(tmp_path: Path) -> 
 
 def test_show_folds_a_long_timeline_unless_all(tmp_path: Path) -> None:
     from sanctum import END, Ritual
+    from sanctum.codex import MemoryCodex
     from sanctum.tracing import TraceRecorder
 
     trace = tmp_path / "long.json"
     ritual = Ritual().add_sigil("tick", lambda a: {"n": a["n"] + 1}).set_entry_point("tick")
     ritual.add_conditional_edge("tick", lambda a: "tick" if a["n"] < 250 else END)
-    ritual.compile(recursion_limit=300, wards=[TraceRecorder(trace)]).invoke({"n": 0})
+    rite = ritual.compile(recursion_limit=300, codex=MemoryCodex(), wards=[TraceRecorder(trace)])
+    rite.invoke({"n": 0})
     folded = invoke(["trace", "show", str(trace)], tmp_path)
     assert folded.exit_code == 0, folded.output
     assert "… 150 supersteps not shown (--all shows every one)" in folded.stdout
     assert "superstep 50 " in folded.stdout
     assert "superstep 51 " not in folded.stdout
     assert "superstep 250 " in folded.stdout
+    seals = len(json.loads(trace.read_text(encoding="utf-8"))["seals"])
+    assert seals >= 250  # one a superstep
+    assert f"├── seals [{seals}]\n" in folded.stdout
+    assert f"… {seals - 100} seals not shown (--all shows every one)" in folded.stdout
+    assert folded.stdout.count("  superstep ") == 100  # a seal line: "<seal id>  superstep N"
     whole = invoke(["trace", "show", str(trace), "--all"], tmp_path)
     assert whole.exit_code == 0
     assert "not shown" not in whole.stdout
     assert "superstep 51 " in whole.stdout
+    assert whole.stdout.count("  superstep ") == seals
+
+
+HOSTILE_PY = """\
+def step(aether):
+    return {"out": {"k\\x1b]0;PWNED\\x07\\x1b[2J": "v\\x9b1m", "[bold]x[/bold]": 1, "[/]": 2}}
+"""
+
+HOSTILE_RITUAL = """\
+sanctum: 1
+name: hostile
+aether:
+  out: {type: object}
+entry: step
+sigils:
+  step:
+    call: "hostile_keys_step:step"
+    next: END
+"""
+
+
+def test_run_and_show_print_keys_from_the_run_escaped(tmp_path: Path) -> None:
+    (tmp_path / "hostile_keys_step.py").write_text(HOSTILE_PY, encoding="utf-8")
+    ritual = write_ritual(tmp_path, "hostile.yaml", HOSTILE_RITUAL)
+    ran = invoke(["run", str(ritual), "--codex", "memory:", "--trace", "t.json"], tmp_path)
+    assert ran.exit_code == 0, ran.output
+    shown = invoke(["trace", "show", "t.json"], tmp_path)
+    assert shown.exit_code == 0, shown.output
+    for out in (ran.stdout, shown.stdout):
+        assert "\x1b" not in out
+        assert "\x07" not in out
+        assert "\x9b" not in out
+        assert '── k\\u001b]0;PWNED\\u0007\\u001b[2J = "v\\u009b1m"\n' in out
+        assert "── [bold]x[/bold] = 1\n" in out
+        assert "── [/] = 2\n" in out

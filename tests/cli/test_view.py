@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from sanctum.api import RunResult
-from sanctum.cli._view import RunView, aether_tree, short
+from sanctum.cli._common import printable
+from sanctum.cli._view import RunView, _LiveLine, aether_tree, short
 from sanctum.omens.events import (
     CircleEchoed,
+    DeltaRejected,
     RiteBegan,
     SealWritten,
     SigilBegan,
@@ -145,3 +149,99 @@ def test_long_lists_become_branches() -> None:
         '        ├── role = "user"\n'
         '        └── content = "hi"\n'
     )
+
+
+_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+"""Control characters, less the newline that ends each printed line."""
+
+HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\x9b1m\x7f"
+"""An OSC window title, a screen clear, a C1 CSI and DEL."""
+E = "\\u001b]0;PWNED\\u0007\\u001b[2J\\u009b1m\\u007f"
+"""How :data:`HOSTILE` is printed."""
+
+
+def test_control_characters_and_markup_in_run_data_print_escaped() -> None:
+    target = console(width=400)
+    view = RunView(modes=["updates", "values", "omens"], console=target)
+    sigil = f"s{HOSTILE}[bold]"
+    for omen in (
+        RiteBegan(invocation_id=INV, resumed_from=f"seal{HOSTILE}", timestamp=1.0),
+        SuperstepBegan(invocation_id=INV, superstep=1, frontier=(sigil, "[/]"), timestamp=1.0),
+        SigilBegan(invocation_id=INV, superstep=1, sigil=sigil, timestamp=1.0),
+        TokenEmitted(payload=f"tok{HOSTILE}\nen", sigil=sigil, invocation_id=INV, superstep=1),
+        SigilRetried(sigil=sigil, attempt=1, cause=f"[/]{HOSTILE}", delay=0.0),
+        SpellCallRepaired(spell=f"sp{HOSTILE}", detail=HOSTILE, sigil=sigil),
+        SpellCallRejected(spell=f"sp{HOSTILE}", reason=HOSTILE, sigil=sigil),
+        DeltaRejected(sigil=sigil, ward=f"[red]W{HOSTILE}", reason=HOSTILE),
+        SigilCompleted(invocation_id=INV, superstep=1, sigil=sigil, delta={HOSTILE: HOSTILE}),
+        SuperstepCompleted(
+            invocation_id=INV, superstep=1, aether={f"[bold]{HOSTILE}": 1}, timestamp=1.5
+        ),
+    ):
+        view.omen(omen)
+    view.finish(
+        RunResult(
+            status="paused",
+            invocation_id=f"inv{HOSTILE}",
+            aether={"out": {f"k{HOSTILE}": f"v{HOSTILE}", "[/]": 1}},
+            reason=f"why{HOSTILE}\nsecond line",
+            sigil=sigil,
+        )
+    )
+    out = text_of(target)
+    assert _CONTROL.findall(out) == []
+    lines = out.splitlines()
+    for expected in (
+        f"resuming from seal seal{E}",
+        f"  s{E}[bold] │ tok{E}",
+        "en",  # a streamed newline stays a line break
+        f"  ↻ s{E}[bold]: retry 1 in 0.00s after [/]{E}",
+        f"  ✚ repaired spell call sp{E}: {E}",
+        f"  ✗ rejected spell call sp{E}: {E}",
+        f"  ✗ [red]W{E} vetoed the delta of s{E}[bold]: {E}",
+        f'  s{E}[bold] → {{"{E}": "{E}"}}',
+        f"✓ superstep 1  s{E}[bold], [/]  500.0ms",
+        f"└── [bold]{E} = 1",
+        f'    ├── k{E} = "v{E}"',
+        "    └── [/] = 1",
+        f"⏸ paused at s{E}[bold]  invocation inv{E}",
+        f"reason: why{E}",
+        "second line",
+        f"resume with: sanctum resume --invocation inv{E}",
+    ):
+        assert expected in lines, expected
+    assert f'· SigilBegan superstep=1 sigil="s{E}[bold]"' in lines
+
+
+def test_the_live_line_shows_names_and_tokens_escaped() -> None:
+    view = RunView(console=console())
+    view.omen(SuperstepBegan(invocation_id=INV, superstep=1, frontier=("a",), timestamp=1.0))
+    view.omen(SigilBegan(invocation_id=INV, superstep=1, sigil=f"a{HOSTILE}", timestamp=1.0))
+    view.omen(TokenEmitted(payload=f"x{HOSTILE}\ny", sigil=f"a{HOSTILE}"))
+    assert view.token_tail() == f"a{E} │ x{E} y"
+    target = console(width=400)
+    target.print(_LiveLine(view))
+    assert f"superstep 1  a{E}  " in text_of(target)
+    assert _CONTROL.findall(text_of(target)) == []
+    view.stop()
+
+
+def test_printable_escapes_c0_del_and_c1_but_keeps_lines_when_asked() -> None:
+    assert printable("a\x1b[2Jb") == "a\\u001b[2Jb"
+    assert printable("\x00\x7f\x80\x9f\xa0é") == "\\u0000\\u007f\\u0080\\u009f\xa0é"
+    assert printable("one\ntwo\tthree\r") == "one\\ntwo\\tthree\\r"
+    assert printable("one\ntwo\tthree\r", lines=True) == "one\ntwo\tthree\\r"
+    assert printable("[bold]x[/]") == "[bold]x[/]"
+    assert printable(7) == "7"
+    assert short({"k": "v\x9b\x7f\x1b"}) == '{"k": "v\\u009b\\u007f\\u001b"}'
+
+
+def test_omens_mode_lists_the_omens_of_the_omens_stream_mode_only() -> None:
+    target = console()
+    view = RunView(modes=["omens"], console=target)
+    view.omen(SuperstepBegan(invocation_id=INV, superstep=1, frontier=("a",), timestamp=1.0))
+    view.omen(TokenEmitted(payload="tok", sigil="a"))
+    view.omen(SuperstepCompleted(invocation_id=INV, superstep=1, aether={}, timestamp=2.0))
+    view.omen(SealWritten(invocation_id=INV, superstep=1, seal_id="s1", timestamp=2.0))
+    dotted = [line for line in text_of(target).splitlines() if line.startswith("· ")]
+    assert [line.split()[1] for line in dotted] == ["SuperstepBegan", "SealWritten"]

@@ -10,6 +10,7 @@ import pytest
 
 from sanctum import END, START, Interrupt, Ritual, interrupt
 from sanctum.codex import Codex, MemoryCodex
+from sanctum.codex.base import Seal
 from sanctum.errors import SealError
 from tests.codex.conformance import CodexConformance, Reopen, make_seal
 
@@ -97,3 +98,70 @@ async def test_conversation_is_stored_as_a_chain_not_repeated() -> None:
     history = await codex.list("inv")
     assert [len(s.aether["messages"]) for s in history] == list(range(1, 201))
     assert history[-1].aether["messages"] == messages
+
+
+def _in_step(codex: MemoryCodex, invocation_id: str) -> list[str]:
+    """The history's seal ids, after checking the seal_id index holds exactly them."""
+    history = codex._histories.get(invocation_id, [])
+    index = codex._by_id.get(invocation_id, {})
+    assert list(index) == [entry.seal_id for entry in history]
+    assert all(index[entry.seal_id] is entry for entry in history)
+    return list(index)
+
+
+async def test_the_seal_id_index_stays_in_step_with_the_history_after_refusals() -> None:
+    codex = MemoryCodex()
+    first = make_seal(1)
+    await codex.put("inv", first)
+    rich = make_seal(2, {"when": datetime.date(2026, 1, 1)}, parent=first.seal_id)
+    await codex.put("inv", rich)
+    assert _in_step(codex, "inv") == [first.seal_id, rich.seal_id]
+    again = make_seal(3, parent=rich.seal_id)
+    duplicate = Seal(again.aether, again.frontier, 3, metadata={}, seal_id=first.seal_id)
+    with pytest.raises(SealError, match="already holds seal") as info:
+        await codex.put("inv", duplicate)
+    assert info.value.seal_id == first.seal_id
+    assert info.value.invocation_id == "inv"
+    rich_duplicate = Seal({"s": {1}}, (), 3, seal_id=rich.seal_id)
+    with pytest.raises(SealError, match="already holds seal"):
+        await codex.put("inv", rich_duplicate)
+    with pytest.raises(SealError):  # another writer appended first
+        await codex.put_next("inv", again, expected_latest=first.seal_id)
+    with pytest.raises(SealError, match="seal_id must be a non-empty string"):
+        await codex.put("inv", Seal({"s": {1}}, (), 3, seal_id=""))
+    assert _in_step(codex, "inv") == [first.seal_id, rich.seal_id]
+    await codex.put_next("inv", again, expected_latest=rich.seal_id)
+    assert _in_step(codex, "inv") == [first.seal_id, rich.seal_id, again.seal_id]
+    # the same seal_id in another invocation is another history's business
+    await codex.put("other", Seal({}, (), 1, seal_id=first.seal_id))
+    assert _in_step(codex, "other") == [first.seal_id]
+    assert (await codex.get_seal("inv", again.seal_id)) is not None
+    assert (await codex.get_seal("inv", "missing")) is None
+
+
+class _Unscannable(list[Any]):
+    """A history that fails the test if anything walks through it."""
+
+    def __iter__(self) -> Any:
+        raise AssertionError("the whole history was scanned")
+
+    def __reversed__(self) -> Any:
+        raise AssertionError("the whole history was scanned")
+
+
+async def test_writing_and_looking_up_by_seal_id_never_scan_the_history() -> None:
+    codex = MemoryCodex()
+    seals = [make_seal(1)]
+    await codex.put("inv", seals[0])
+    codex._histories["inv"] = _Unscannable(codex._histories["inv"])
+    for step in range(2, 6):
+        seals.append(make_seal(step, {"n": step}, parent=seals[-1].seal_id))
+        await codex.put_next("inv", seals[-1], expected_latest=seals[-2].seal_id)
+    with pytest.raises(SealError, match="already holds seal"):
+        await codex.put("inv", Seal({}, (), 9, seal_id=seals[2].seal_id))
+    # a Seal continuing from an older one (time travel) finds its parent by id
+    await codex.put("inv", make_seal(3, {"n": 30}, parent=seals[1].seal_id))
+    found = await codex.get_seal("inv", seals[3].seal_id)
+    assert found is not None
+    assert found.aether == {"n": 4}
+    assert len(codex._histories["inv"]) == 6

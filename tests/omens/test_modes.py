@@ -27,3 +27,61 @@ def test_unknown_or_empty_modes_raise_value_error(mode: object) -> None:
     with pytest.raises(ValueError) as info:
         resolve_modes(mode)  # type: ignore[arg-type]
     assert isinstance(info.value, StreamModeError)
+
+
+@pytest.mark.parametrize(
+    ("mode", "wrong"),
+    [
+        (None, "not NoneType None"),
+        (5, "not int 5"),
+        (b"updates", "not bytes b'updates'"),
+        ([5], "a stream mode must be a mode name (str), not int 5"),
+        ([["updates"]], "not list ['updates']"),
+        (("updates", None), "not NoneType None"),
+    ],
+)
+def test_a_mode_that_is_not_names_is_a_stream_mode_error_naming_the_modes(
+    mode: object, wrong: str
+) -> None:
+    with pytest.raises(StreamModeError) as info:
+        resolve_modes(mode)  # type: ignore[arg-type]
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert wrong in message
+    assert message.endswith("choose from 'updates', 'values', 'tokens', 'omens'")
+
+
+def test_a_long_wrong_mode_is_cut_in_the_message() -> None:
+    with pytest.raises(StreamModeError) as info:
+        resolve_modes([list(range(1000))])  # type: ignore[list-item]
+    assert len(str(info.value)) < 200
+    assert "…" in str(info.value)
+
+
+def test_astream_refuses_a_mode_that_is_not_names_before_running() -> None:
+    from sanctum import END, START, Ritual
+
+    ran: list[int] = []
+    ritual = Ritual().add_sigil("s", lambda a: ran.append(1) or {})
+    rite = ritual.add_edge(START, "s").add_edge("s", END).compile()
+    for mode in (None, 5):
+        with pytest.raises(StreamModeError, match="stream mode must be a mode name"):
+            rite.astream({}, mode=mode)  # type: ignore[arg-type]
+    assert ran == []
+
+
+def test_the_omens_mode_is_the_documented_lifecycle_without_superstep_ends_or_tokens() -> None:
+    names = {cls.__name__ for cls in STREAM_MODES["omens"]}
+    assert names == {
+        "RiteBegan",
+        "SuperstepBegan",
+        "SigilBegan",
+        "SigilRetried",
+        "SigilCompleted",
+        "SealWritten",
+        "RiteManifested",
+        "SpellCallRepaired",
+        "SpellCallRejected",
+        "DeltaRejected",
+        "CircleEchoed",
+    }
