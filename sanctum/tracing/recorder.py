@@ -39,6 +39,7 @@ from sanctum.tracing.document import (
 from sanctum.tracing.journal import Chronicle
 from sanctum.tracing.timeline import PACKED_COLUMNS
 from sanctum.wards._jsonable import jsonable
+from sanctum.wards._paths import nearest_folder
 from sanctum.wards.base import Ward
 
 __all__ = ["DEFAULT_TRACE_NAME", "TraceRecorder"]
@@ -117,14 +118,7 @@ class TraceRecorder(Ward):
                     errno.EACCES, f"the trace folder {path} is not writable (permission denied)"
                 )
             return
-        folder = path.parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent
-        if not folder.is_dir():
-            raise NotADirectoryError(
-                errno.ENOTDIR,
-                f"the trace path {path} cannot be created: {folder} is a file, not a folder",
-            )
+        folder = nearest_folder(path, "trace path")
         if not os.access(folder, os.W_OK | os.X_OK):
             raise PermissionError(
                 errno.EACCES, f"the trace path {path} cannot be written: {folder} is not writable"

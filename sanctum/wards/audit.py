@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sanctum.wards._jsonable import jsonable
+from sanctum.wards._paths import nearest_folder
 from sanctum.wards.base import Ward
 
 __all__ = ["AuditWard"]
@@ -83,14 +84,7 @@ class AuditWard(Ward):
                 errno.EISDIR,
                 f"the audit path {path} is a folder; name a file such as {path / 'audit.jsonl'}",
             )
-        folder = path.parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent
-        if not folder.is_dir():
-            raise NotADirectoryError(
-                errno.ENOTDIR,
-                f"the audit path {path} cannot be created: {folder} is a file, not a folder",
-            )
+        folder = nearest_folder(path, "audit path")
         if path.exists():
             if not os.access(path, os.W_OK):
                 raise PermissionError(
