@@ -17,5 +17,5 @@ def test_the_nearest_existing_folder_is_found(tmp_path: Path) -> None:
 
 def test_a_file_on_the_way_is_named(tmp_path: Path) -> None:
     (tmp_path / "blocker").write_text("x", encoding="utf-8")
-    with pytest.raises(NotADirectoryError, match=r"trace path .* blocker is a file"):
+    with pytest.raises(NotADirectoryError, match=r"trace path .*/blocker is a file, not a folder"):
         nearest_folder(tmp_path / "blocker" / "deeper" / "t.json", "trace path")
