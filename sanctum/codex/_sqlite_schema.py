@@ -10,6 +10,7 @@ to someone else and is never written to.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -148,7 +149,8 @@ def _refuse(path: str, problem: str, fix: str = _FIX) -> SealError:
 
 
 def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
-    """Open (creating when absent) a SqliteCodex file and bring its schema up to date.
+    """Open (creating it, and its folder, when absent) a SqliteCodex file; bring its
+    schema up to date.
 
     Args:
         path: The database file.
@@ -163,6 +165,17 @@ def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqli
             another application, or was written by a newer sanctum (naming the path
             and the fix).
     """
+    if path != ":memory:" and not path.startswith("file:"):
+        folder = os.path.dirname(path)
+        if folder and not os.path.isdir(folder):
+            try:  # as the command line does: `.sanctum/codex.db` works in a fresh folder
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                raise _refuse(
+                    path,
+                    f"its folder {folder} cannot be created ({exc.strerror or exc})",
+                    "Check the path and its permissions.",
+                ) from None
     try:
         db = sqlite3.connect(
             path, timeout=busy_timeout, isolation_level=None, check_same_thread=False

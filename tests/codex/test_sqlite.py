@@ -242,13 +242,6 @@ async def test_the_successor_of_a_seal_is_written_once_across_objects(tmp_path: 
     await two.aclose()
 
 
-async def test_missing_folder_names_the_path(tmp_path: Path) -> None:
-    path = tmp_path / "no" / "such" / "dir" / "codex.db"
-    with pytest.raises(SealError) as caught:
-        await SqliteCodex(path).put("inv", make_seal(1))
-    assert str(path) in str(caught.value)
-
-
 def test_synchronous_must_be_known(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="synchronous"):
         SqliteCodex(tmp_path / "x.db", synchronous="OFF")
@@ -317,3 +310,17 @@ async def test_a_non_str_key_is_refused_even_when_its_text_matches_the_previous_
         assert [s.seal_id for s in await codex.list("inv")] == ["s1"]
     finally:
         await codex.aclose()
+
+
+async def test_the_codex_folder_is_created_as_the_command_line_does(tmp_path: Path) -> None:
+    from sanctum.codex import SqliteCodex
+
+    target = tmp_path / ".sanctum" / "deeper" / "codex.db"
+    codex = SqliteCodex(str(target))
+    await codex.put("inv", make_seal(1))
+    assert target.is_file()
+    await codex.aclose()
+    (tmp_path / "blocker").write_text("x", encoding="utf-8")
+    blocked = SqliteCodex(str(tmp_path / "blocker" / "codex.db"))
+    with pytest.raises(SealError, match="blocker/codex.db.*cannot be created"):
+        await blocked.put("inv", make_seal(1))
