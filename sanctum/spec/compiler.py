@@ -47,6 +47,7 @@ from sanctum.spec.models import (
     OracleSigil,
     OracleSpec,
     PolicySpec,
+    RedactWardSpec,
     RitualSpec,
     ScatterSigil,
     ScriptedOracleSpec,
@@ -420,7 +421,7 @@ class _Builder:
                 prompt=None if sigil.prompt is None else self.text(sigil.prompt, name, "prompt"),
                 messages=sigil.messages,
                 output=sigil.output,
-                wards=self.secret_wards(),
+                wards=self.inner_wards(),
             )
         if isinstance(sigil, SpellSigil):
             if not self.resolve:
@@ -440,7 +441,13 @@ class _Builder:
             return set_sigil(self.values(sigil.values, name, "set"))
         if isinstance(sigil, CircleSigil):
             inner = self.source.circles[name]
-            rite = compile_ritual(inner, oracles=self.overrides, resolve=self.resolve, env=self.env)
+            rite = compile_ritual(
+                inner,
+                oracles=self.overrides,
+                resolve=self.resolve,
+                env=self.env,
+                wards=self.inner_wards(),
+            )
             return circle(name, rite)
         if not isinstance(sigil, ScatterSigil):
             return _placeholder  # a pass sigil: it only routes
@@ -504,6 +511,23 @@ class _Builder:
             return spell_sigil(spell, self.arguments(inline.arguments, name), inline.output)
         assert isinstance(inline, InlineSet)
         return set_sigil(self.values(inline.values, name, "scatter.sigil.set"))
+
+    def inner_wards(self) -> list[Ward]:
+        """The masking Wards of a Circle's or an agent's inner Rite.
+
+        Its Omens reach the outer stream as CircleEchoed, untouched (as the
+        specification has it), past the outer Wards: the inner Rite masks its own
+        deltas with the file's secrets and the patterns of the file's ``redact:`` wards.
+        """
+        wards = self.secret_wards()
+        if not self.resolve:
+            return wards
+        from sanctum.wards.redact import RedactWard
+
+        for entry in self.spec.wards:
+            if isinstance(entry, RedactWardSpec):
+                wards.append(RedactWard(entry.redact.patterns, mask=entry.redact.mask))
+        return wards
 
     def secret_wards(self) -> list[Ward]:
         if not self.source.secrets:
@@ -682,7 +706,6 @@ def trace_redaction(spec: RitualSpec) -> Callable[[Any], Any] | None:
     Returns:
         A function of any JSON-like value, or None when there is nothing to mask.
     """
-    from sanctum.spec.models import RedactWardSpec
     from sanctum.wards.redact import RedactWard
 
     steps: list[Callable[[Any], Any]] = []

@@ -322,5 +322,5 @@ async def test_the_codex_folder_is_created_as_the_command_line_does(tmp_path: Pa
     await codex.aclose()
     (tmp_path / "blocker").write_text("x", encoding="utf-8")
     blocked = SqliteCodex(str(tmp_path / "blocker" / "codex.db"))
-    with pytest.raises(SealError, match="blocker/codex.db.*cannot be created"):
+    with pytest.raises(SealError, match=r"blocker/codex\.db.*cannot be created"):
         await blocked.put("inv", make_seal(1))

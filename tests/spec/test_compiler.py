@@ -262,3 +262,38 @@ def test_scatter_pick_of_a_missing_key_names_the_keys_there_are(tmp_path: Path) 
         "sigil 'a': scatter.pick 'nosuch': the result of item 0 has no key 'nosuch' "
         "(its keys: 'result'); pick one of them"
     )
+
+
+async def test_an_agents_echoed_omens_are_masked_by_the_files_redactions(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        r"""
+        sanctum: 1
+        name: leak
+        inputs:
+          ticket: {type: string}
+        aether:
+          messages: {reducer: append, default: []}
+          finding: {}
+        oracles:
+          local:
+            provider: scripted
+            responses: ["Customer bob@example.com, key sk-abcdefghijklmnopqrstuvwxyz"]
+        entry: investigate
+        sigils:
+          investigate:
+            agent: {oracle: local}
+            prompt: "{{ ticket }}"
+            output: finding
+            next: END
+        wards:
+          - redact: {patterns: ['sk-[A-Za-z0-9]{20,}', '[\w.+-]+@[\w-]+\.[\w.]+']}
+        """,
+    )
+    rite = compile_ritual(load_ritual(path), codex=MemoryCodex())
+    seen = [repr(omen) async for omen in rite.astream({"ticket": "hi"}, mode="omens")]
+    assert any("CircleEchoed" in text for text in seen)
+    joined = "\n".join(seen)
+    assert "bob@example.com" not in joined
+    assert "sk-abcdefghij" not in joined
+    assert "[REDACTED]" in joined
