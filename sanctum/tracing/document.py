@@ -209,7 +209,9 @@ def expand(document: Mapping[str, Any]) -> dict[str, Any]:
     expanded.pop("timeline", None)
     expanded["supersteps"] = supersteps
     expanded["deltas"] = deltas
-    expanded["spell_calls"] = extract_spell_calls(deltas, _all_repairs(expanded))
+    expanded["spell_calls"] = extract_spell_calls(
+        deltas, _all_repairs(expanded), _all_repairs(expanded, "rejections")
+    )
     return expanded
 
 
@@ -358,38 +360,53 @@ def _epoch_ns(seconds: Any) -> int | None:
     return None
 
 
-def _all_repairs(document: Mapping[str, Any]) -> list[Entry]:
-    """A document's repairs, then its Circles' (a Circle's calls reach the outer delta)."""
-    repairs = document.get("repairs")
+def _all_repairs(document: Mapping[str, Any], key: str = "repairs") -> list[Entry]:
+    """A document's ``repairs`` (or ``rejections``), then its Circles' (a Circle's calls
+    reach the outer delta)."""
+    repairs = document.get(key)
     found = (
         [dict(r) for r in repairs if isinstance(r, Mapping)] if isinstance(repairs, list) else []
     )
     circles = document.get("circles")
     for item in circles if isinstance(circles, list) else []:
         if isinstance(item, Mapping) and isinstance(item.get("trace"), Mapping):
-            found.extend(_all_repairs(item["trace"]))
+            found.extend(_all_repairs(item["trace"], key))
     return found
 
 
-def extract_spell_calls(deltas: list[Entry], repairs: list[Entry] | None = None) -> list[Entry]:
+def extract_spell_calls(
+    deltas: list[Entry], repairs: list[Entry] | None = None, rejections: list[Entry] | None = None
+) -> list[Entry]:
     """Pair the spell calls in the deltas' messages with their results and repairs.
 
     Args:
         deltas: Trace delta entries (``{"superstep", "sigil", "delta"}``), in order.
         repairs: Trace repair entries; a call whose ``call_id`` matches one gets
             ``"repaired": detail`` and ``"cast_arguments"`` (the mended arguments).
+        rejections: Trace rejection entries; a call whose ``call_id`` matches a spell
+            rejection was never cast: ``status`` ``rejected`` (its result is the
+            correction sent back to the model).
 
     Returns:
-        One entry per requested call (``status`` ``ok``, ``error`` or ``pending``), plus
-        one per result message that matched no call (``arguments`` null).
+        One entry per requested call (``status`` ``ok``, ``error``, ``rejected`` or
+        ``pending``), plus one per result message that matched no call (``arguments``
+        null).
     """
     calls = _pair_calls(deltas)
     mended = {str(r["call_id"]): r for r in repairs or [] if r.get("call_id") is not None}
+    refused = {
+        str(r["call_id"])
+        for r in rejections or []
+        if r.get("kind") == "spell" and r.get("call_id") is not None
+    }
     for call in calls:
-        repair = mended.get(str(call["call_id"])) if call["call_id"] is not None else None
+        key = str(call["call_id"]) if call["call_id"] is not None else None
+        repair = mended.get(key) if key is not None else None
         if repair is not None:
             call["repaired"] = repair.get("detail")
             call["cast_arguments"] = repair.get("arguments")
+        if key is not None and key in refused and call["status"] != "pending":
+            call["status"] = "rejected"
     return calls
 
 

@@ -148,7 +148,8 @@ table{border-collapse:collapse;width:100%}
 th,td{text-align:left;vertical-align:top;border-bottom:1px solid #eee;padding:4px 8px}
 th{color:var(--muted);font-weight:600;font-size:12px}
 .repaired{color:var(--pause);font-size:12px}
-.call-ok{color:var(--ok)}.call-error{color:var(--bad)}.call-pending{color:var(--pause)}
+.call-ok{color:var(--ok)}.call-error{color:var(--bad)}.call-rejected{color:var(--bad)}
+.call-pending{color:var(--pause)}
 .graph-box{overflow:auto}
 svg.graph{display:block;margin:0 auto}
 svg .node rect{fill:#fff;stroke:#4a5568;stroke-width:1.5}

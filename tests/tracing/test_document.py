@@ -58,6 +58,31 @@ def test_results_pair_with_calls_by_id_then_by_name_in_order() -> None:
     assert calls[0]["result_superstep"] == 2
 
 
+def test_a_rejected_call_is_marked_rejected_not_ok() -> None:
+    deltas = [
+        _delta(1, "oracle", _ask({"spell": "lookup_ordr", "arguments": {}, "call_id": "c1"})),
+        _delta(
+            2,
+            "spells",
+            {
+                "role": "spell",
+                "name": "lookup_ordr",
+                "call_id": "c1",
+                "content": "There is no spell named lookup_ordr.",
+            },
+        ),
+    ]
+    rejections = [
+        {"kind": "spell", "call_id": "c1", "reason": "There is no spell..."},
+        {"kind": "delta", "ward": "W", "reason": "veto"},
+    ]
+    (call,) = extract_spell_calls(deltas, rejections=rejections)
+    assert call["status"] == "rejected"
+    assert call["result"] == "There is no spell named lookup_ordr."
+    (plain,) = extract_spell_calls(deltas)
+    assert plain["status"] == "ok"
+
+
 def test_unanswered_calls_stay_pending_and_junk_is_ignored() -> None:
     deltas = [
         _delta(1, "o", _ask({"spell": "wait"}, "junk")),
