@@ -91,6 +91,8 @@ def _bare_flags() -> None:
 def usage_error_line(error: Any) -> str:
     """One line for a usage error (a click ``ClickException``): the message and where help is."""
     message = " ".join(str(error.format_message()).split())
+    # Typer's value adapters word a converter's ValueError as "Value error, <text>"
+    message = message.replace(": Value error, ", ": ")
     ctx: Any = getattr(error, "ctx", None)
     if ctx is not None and ctx.command.get_help_option(ctx) is not None:
         names = ctx.help_option_names

@@ -26,7 +26,10 @@ def test_dot_to_a_file(tmp_path: Path) -> None:
 
 def test_bad_format_and_bad_file(tmp_path: Path) -> None:
     ritual = write_ritual(tmp_path, "greet.yaml", GREET)
-    assert invoke(["graph", str(ritual), "--format", "svg"], tmp_path).exit_code == 2
+    bad = invoke(["graph", str(ritual), "--format", "svg"], tmp_path)
+    assert bad.exit_code == 2
+    assert "'svg' is not one of 'mermaid', 'dot'" in bad.stderr
+    assert "Value error" not in bad.stderr
     missing = invoke(["graph", "nope.yaml"], tmp_path)
     assert missing.exit_code == 2
     assert "nope.yaml:1:1:" in missing.stderr
