@@ -119,6 +119,13 @@ def sigil_stats(doc: Doc) -> dict[str, dict[str, Any]]:
     return stats
 
 
+def _superstep_count(steps: list[Any]) -> str:
+    """How many supersteps ran, and how many ran again (a resumption re-runs one)."""
+    numbers = {step.get("superstep") for step in steps if isinstance(step, Mapping)}
+    again = len(steps) - len(numbers)
+    return f"{len(numbers)} ({again} run again after a pause)" if again > 0 else str(len(steps))
+
+
 def summary_section(doc: Doc) -> str:
     """Status, invocation, timing and counts; the interrupt or failure if any."""
     status = str(doc.get("status", "unknown"))
@@ -127,7 +134,7 @@ def summary_section(doc: Doc) -> str:
         ("Status", f'<span class="status status-{status_class}">{esc(status)}</span>'),
         ("Invocation", f"<code>{esc(doc.get('invocation_id') or '—')}</code>"),
         ("Duration", esc(fmt_duration(doc.get("duration")))),
-        ("Supersteps", str(len(_list(doc, "supersteps")))),
+        ("Supersteps", _superstep_count(_list(doc, "supersteps"))),
     ]
     if doc.get("resumed_from"):
         rows.append(("Resumed from Seal", f"<code>{esc(doc.get('resumed_from'))}</code>"))

@@ -78,6 +78,14 @@ def test_summary_shows_interrupt_and_failure() -> None:
     assert "status-interrupted" in html
 
 
+def test_the_summary_counts_a_superstep_run_again_after_a_pause_once() -> None:
+    steps = [{"superstep": n} for n in (1, 2, 3, 3, 4)]  # 3 paused, then ran again
+    text = parse(summary_section({"status": "completed", "supersteps": steps})).all_text
+    assert "4 (1 run again after a pause)" in text
+    plain = parse(summary_section({"status": "completed", "supersteps": steps[:3]})).all_text
+    assert plain.endswith("Supersteps3")
+
+
 def test_unknown_status_is_not_used_as_a_class() -> None:
     html = summary_section({"status": 'x" onclick="y'})
     assert "status-unknown" in html
