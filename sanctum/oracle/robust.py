@@ -341,6 +341,8 @@ def _block_calls(raw: str, name: str | None = None) -> list[SpellCall]:
 _THINKING = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 """A reasoning section (to its end, or to the end of the text when never closed)."""
 
+_THINKING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+
 _BLOCK_OPEN = re.compile(
     r"<spell_call>|<tool_call>|<function=([A-Za-z0-9_.\-]{1,128})>"
     r"|\[TOOL_CALLS\][ \t]*([A-Za-z0-9_.\-]{1,128})[ \t]*\[ARGS\]"
@@ -355,10 +357,20 @@ def _mask_thinking(text: str) -> str:
     """``text`` with every reasoning section blanked out (same length, same offsets).
 
     What a model drafts while thinking aloud is not a call: only the answer is parsed.
+    A closing tag with no opening one (the template opened the reasoning in the prompt)
+    blanks everything before it.
     """
     if "<" not in text:
         return text
-    return _THINKING.sub(lambda match: " " * len(match.group(0)), text)
+    masked = _THINKING.sub(lambda match: " " * len(match.group(0)), text)
+    # A chat template may open the reasoning in the prompt (Qwen3, DeepSeek-R1): the
+    # answer then starts inside it and only the closing tag shows.
+    orphan = None
+    for closing in _THINKING_CLOSE.finditer(masked):
+        orphan = closing
+    if orphan is not None:
+        masked = " " * orphan.end() + masked[orphan.end() :]
+    return masked
 
 
 def _split_blocks(text: str, masked: str) -> tuple[str, list[tuple[str, str | None]]]:

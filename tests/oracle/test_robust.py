@@ -476,3 +476,11 @@ async def test_auto_stream_falls_back_before_the_first_chunk(server: ModelServer
 def test_any_answer_refusing_tools_is_a_tool_rejection(message: str, rejected: bool) -> None:
     error = OracleResponseError(f"server answered 400: {message}", status=400, body=message)
     assert is_tool_rejection(error) is rejected
+
+
+def test_reasoning_opened_by_the_template_is_not_parsed_either() -> None:
+    draft = 'maybe {"spell": "add", "arguments": {"a": 9}}</think>\n'
+    text = draft + '{"spell": "add", "arguments": {"a": 1}}'
+    _prose, calls = parse_spell_blocks(text)
+    assert len(calls) == 1
+    assert '"a": 1' in calls[0].arguments["__malformed_json__"]
