@@ -141,13 +141,7 @@ class Tome:
                 manifest is empty, not JSON, not an object, misses a required field,
                 or repeats another's name.
         """
-        root = Path(path)
-        if not root.is_dir():
-            raise SpellManifestError(
-                f"{root}: not a folder of spells; pass the directory holding the "
-                "domain folders (each spell folder has a spell.json)",
-                path=str(root),
-            )
+        root = _spell_root(path)
         names: dict[str, Path] = {}
         for manifest in _find_manifests(root):
             name = _required_fields(manifest, _read_manifest(manifest))[0]
@@ -195,13 +189,7 @@ class Tome:
                 misses required fields, its entrypoint cannot be resolved or leaves the
                 Spell's folder, or two manifests declare the same name.
         """
-        root = Path(path)
-        if not root.is_dir():
-            raise SpellManifestError(
-                f"{root}: not a folder of spells; pass the directory holding the "
-                "domain folders (each spell folder has a spell.json)",
-                path=str(root),
-            )
+        root = _spell_root(path)
         tome = cls()
         for manifest in _find_manifests(root):
             loaded = _load_manifest(manifest)
@@ -213,6 +201,22 @@ class Tome:
                 )
             tome.register(loaded)
         return tome
+
+
+def _spell_root(path: str | os.PathLike[str]) -> Path:
+    """``path`` as the root folder of a spell tree.
+
+    Raises:
+        SpellManifestError: If it is not a folder.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise SpellManifestError(
+            f"{root}: not a folder of spells; pass the directory holding the "
+            "domain folders (each spell folder has a spell.json)",
+            path=str(root),
+        )
+    return root
 
 
 def _find_manifests(root: Path) -> list[Path]:
