@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sanctum.codex.base import Codex
     from sanctum.ritual.rite import Rite
     from sanctum.wards.base import Ward
+    from sanctum.wards.secrets import Secrets
 
 __all__ = ["Ritual"]
 
@@ -254,6 +255,7 @@ class Ritual:
         codex: Codex | None = None,
         default_policy: SigilPolicy | None = None,
         wards: Sequence[Ward] | None = None,
+        secrets: Secrets | None = None,
     ) -> Rite:
         """Seal the Ritual into a Rite.
 
@@ -267,6 +269,9 @@ class Ritual:
                 interrupt(), time-travel).
             default_policy: Resilience for Sigils bound without their own policy.
             wards: Middleware pipeline, applied in registration order.
+            secrets: Masking policy (:class:`~sanctum.wards.secrets.Secrets`): the
+                engine masks its values and patterns in every delta (before the Wards),
+                Seal, Omen and error message of the Rite's runs.
 
         Returns:
             The compiled Rite.
@@ -274,6 +279,7 @@ class Ritual:
         Raises:
             RitualValidationError: On the first violation found, naming the offending
                 Sigils, or when ``recursion_limit`` is not a positive int.
+            TypeError: If ``secrets`` is not a Secrets.
         """
         from sanctum.ritual.rite import Rite
 
@@ -294,4 +300,10 @@ class Ritual:
         graph = Graph(
             dict(self._sigils), edges, dict(self._conditional), self._schema, default_policy
         )
-        return Rite(graph, codex=codex, wards=tuple(wards or ()), recursion_limit=recursion_limit)
+        return Rite(
+            graph,
+            codex=codex,
+            wards=tuple(wards or ()),
+            recursion_limit=recursion_limit,
+            secrets=secrets,
+        )

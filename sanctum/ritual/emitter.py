@@ -146,6 +146,8 @@ class Emitter:
         hooks: The Wards' ``on_omen`` coroutine functions (or :class:`ImmediateHook`
             twins), in registration order.
         sink: Non-blocking consumer called after the hooks (``None``: hooks only).
+        veil: Applied to every Omen before anyone sees it (a Rite's Secrets masking);
+            with one, there are no superstep taps (a tap would see a raw delta).
     """
 
     __slots__ = (
@@ -156,10 +158,17 @@ class Emitter:
         "_pending",
         "_sink",
         "_task",
+        "_veil",
         "taps",
     )
 
-    def __init__(self, hooks: Sequence[OmenHook | ImmediateHook], sink: OmenSink | None) -> None:
+    def __init__(
+        self,
+        hooks: Sequence[OmenHook | ImmediateHook],
+        sink: OmenSink | None,
+        veil: Callable[[Omen], Omen] | None = None,
+    ) -> None:
+        self._veil = veil
         self._hooks = tuple(hooks)
         calls: list[tuple[Callable[[Omen], Any], bool]] = []
         for hook in self._hooks:
@@ -174,9 +183,8 @@ class Emitter:
         )
         self._sink = sink
         taps = tuple(h.tap for h in self._hooks if isinstance(h, ImmediateHook) and h.tap)
-        self.taps: tuple[SuperstepTap, ...] | None = (
-            taps if taps and len(taps) == len(self._hooks) and sink is None else None
-        )
+        tapped = taps and len(taps) == len(self._hooks) and sink is None and veil is None
+        self.taps: tuple[SuperstepTap, ...] | None = taps if tapped else None
         """Every observer's superstep tap, when all have one and no stream listens."""
         self._pending: deque[Omen] = deque()
         self._task: asyncio.Task[None] | None = None
@@ -196,6 +204,8 @@ class Emitter:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
+        if self._veil is not None:
+            omen = self._veil(omen)
         for call in self._immediate or ():
             call(omen)
         if self._sink is not None:
@@ -209,6 +219,8 @@ class Emitter:
         """
         if self._task is not None or self._error is not None:
             await self.drain()
+        if self._veil is not None:
+            omen = self._veil(omen)
         for call, sync in self._calls:
             if sync:
                 call(omen)
@@ -224,6 +236,8 @@ class Emitter:
         hook raises then is kept and raised by the scheduler's next delivery or drain,
         and later writer Omens are dropped, as with a queued delivery.
         """
+        if self._veil is not None:
+            omen = self._veil(omen)
         if self._immediate is not None:
             if self._error is not None:
                 return

@@ -61,6 +61,7 @@ from sanctum.ritual.runner import (
     run_observed,
     run_quiet,
 )
+from sanctum.wards.secrets import Secrets, Veil
 
 __all__ = ["YIELD_INTERVAL", "Setup", "perform_invocation"]
 
@@ -81,6 +82,7 @@ class Setup:
     after: tuple[tuple[str, AfterHook], ...] = ()
     omen_hooks: tuple[OmenHook | ImmediateHook, ...] = ()
     reducers: dict[str, Reducer] = field(default_factory=dict)
+    secrets: Secrets | None = None
 
 
 @dataclass(slots=True)
@@ -200,7 +202,7 @@ async def _resume(
 class _Sealer:
     """Writes the Invocation's Seals through ``put_next``, chaining the expectations."""
 
-    __slots__ = ("codex", "emitter", "invocation_id", "metadata")
+    __slots__ = ("codex", "emitter", "invocation_id", "metadata", "veil")
 
     def __init__(
         self,
@@ -208,11 +210,13 @@ class _Sealer:
         invocation_id: str,
         metadata: Mapping[str, Any] | None,
         emitter: Emitter | None,
+        veil: Veil | None = None,
     ) -> None:
         self.codex = codex
         self.invocation_id = invocation_id
         self.metadata = dict(metadata or {})
         self.emitter = emitter
+        self.veil = veil
 
     async def write(
         self,
@@ -234,6 +238,10 @@ class _Sealer:
             state.updates = None
         if interrupt is not None:
             metadata["interrupt"] = dict(interrupt)
+        if self.veil is not None:  # the Rite's Secrets: nothing secret reaches the store
+            aether = self.veil.aether(aether)
+            frontier = [self.veil.text(name) for name in frontier]
+            metadata = self.veil.secrets.mask(metadata)
         seal = Seal(
             seal_id=new_seal_id(),
             aether=aether,
@@ -371,7 +379,12 @@ async def perform_invocation(
         assert input is not None
         state = await _fresh(setup, input, inv, updates)
 
-    emitter = Emitter(setup.omen_hooks, sink) if (setup.omen_hooks or sink is not None) else None
+    veil = Veil(setup.secrets) if setup.secrets else None
+    emitter = (
+        Emitter(setup.omen_hooks, sink, veil.omen if veil is not None else None)
+        if (setup.omen_hooks or sink is not None)
+        else None
+    )
     ctx = RunContext(inv, emitter, setup.before, setup.after)
     hookless = not setup.before and not setup.after
     plain = emitter is None and hookless
@@ -379,7 +392,7 @@ async def perform_invocation(
     taps = emitter.taps if emitter is not None and hookless else None
     only_tap = taps[0] if taps is not None and len(taps) == 1 else None
     clock_ns = time.perf_counter_ns
-    sealer = _Sealer(codex, inv, metadata, emitter) if codex is not None else None
+    sealer = _Sealer(codex, inv, metadata, emitter, veil) if codex is not None else None
     limit = setup.recursion_limit
     reducers = setup.reducers
     aether = state.aether

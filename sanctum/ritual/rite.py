@@ -24,6 +24,7 @@ from sanctum.ritual.graph import Graph
 from sanctum.ritual.loop import Setup, perform_invocation
 from sanctum.ritual.runner import AfterHook, BeforeHook
 from sanctum.wards.base import Ward
+from sanctum.wards.secrets import Secrets, Veil
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex
@@ -42,11 +43,20 @@ def _overrides(ward: object, hook: str) -> bool:
     return not (isinstance(ward, Ward) and method is getattr(Ward, hook))
 
 
-def _setup(graph: Graph, codex: Codex | None, wards: Sequence[Ward], limit: int) -> Setup:
+def _setup(
+    graph: Graph,
+    codex: Codex | None,
+    wards: Sequence[Ward],
+    limit: int,
+    secrets: Secrets | None = None,
+) -> Setup:
     before: list[BeforeHook] = [w.before_sigil for w in wards if _overrides(w, "before_sigil")]
     after: list[tuple[str, AfterHook]] = [
         (type(w).__name__, w.after_sigil) for w in wards if _overrides(w, "after_sigil")
     ]
+    if secrets:
+        # first in the pipeline: no Ward (an audit trail) and no merge sees a secret
+        after.insert(0, ("Secrets", secrets.ward().after_sigil))
     omen_hooks = [omen_hook_of(w) for w in wards if _overrides(w, "on_omen")]
     reducers: dict[str, Reducer]
     if graph.schema is not None:
@@ -62,6 +72,7 @@ def _setup(graph: Graph, codex: Codex | None, wards: Sequence[Ward], limit: int)
         after=tuple(after),
         omen_hooks=tuple(omen_hooks),
         reducers=reducers,
+        secrets=secrets if secrets else None,
     )
 
 
@@ -73,7 +84,7 @@ class Rite:
     :attr:`codex`, :attr:`wards`, :attr:`schema`, :attr:`recursion_limit`.
     """
 
-    __slots__ = ("_codex", "_graph", "_limit", "_setup", "_wards")
+    __slots__ = ("_codex", "_graph", "_limit", "_secrets", "_setup", "_wards")
 
     def __init__(
         self,
@@ -83,12 +94,19 @@ class Rite:
         wards: Sequence[Ward] = (),
         recursion_limit: int,
         announce: bool = True,
+        secrets: Secrets | None = None,
     ) -> None:
+        if secrets is not None and not isinstance(secrets, Secrets):
+            raise TypeError(
+                f"secrets must be a sanctum Secrets (a masking policy), got "
+                f"{type(secrets).__name__}; build one with Secrets(values, patterns)"
+            )
         self._graph = graph
         self._codex = codex
         self._wards: tuple[Ward, ...] = tuple(wards)
         self._limit = recursion_limit
-        self._setup = _setup(graph, codex, self._wards, recursion_limit)
+        self._secrets = secrets if secrets else None
+        self._setup = _setup(graph, codex, self._wards, recursion_limit, self._secrets)
         if announce:
             for ward in self._wards:
                 ward.on_compile(graph.manifest)
@@ -126,12 +144,23 @@ class Rite:
         """Maximum supersteps per Invocation."""
         return self._limit
 
+    @property
+    def secrets(self) -> Secrets | None:
+        """The masking policy applied to deltas, Seals, Omens and errors, or None."""
+        return self._secrets
+
+    def _veil_error(self, error: BaseException) -> None:
+        """Mask the message of an error (or an Interrupt's reason) leaving a run."""
+        if self._secrets is not None and isinstance(error, Exception):
+            Veil(self._secrets).error(error)
+
     def with_options(
         self,
         *,
         codex: Codex | None = _UNSET,
         wards: Sequence[Ward] | None = _UNSET,
         recursion_limit: int = _UNSET,
+        secrets: Secrets | None = _UNSET,
     ) -> Rite:
         """Return a new Rite over the same graph with some options replaced.
 
@@ -141,12 +170,15 @@ class Rite:
             codex: Seal store (None detaches it).
             wards: Ward pipeline replacing the current one (None or [] for none).
             recursion_limit: Maximum supersteps per Invocation (a positive int).
+            secrets: Masking policy replacing the current one (None for none); combine
+                with the current one by passing ``rite.secrets | more``.
 
         Returns:
             The new Rite; this one is unchanged.
 
         Raises:
             ValueError: If ``recursion_limit`` is not a positive int.
+            TypeError: If ``secrets`` is not a :class:`Secrets`.
         """
         limit = self._limit if recursion_limit is _UNSET else recursion_limit
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -158,6 +190,7 @@ class Rite:
             wards=new_wards,
             recursion_limit=limit,
             announce=wards is not _UNSET,
+            secrets=self._secrets if secrets is _UNSET else secrets,
         )
         return rite
 
@@ -207,14 +240,18 @@ class Rite:
             ValueError: If a router returns a value that is neither a bound Sigil nor
                 END, or is missing from its path_map.
         """
-        return await perform_invocation(
-            self._setup,
-            input,
-            invocation_id=invocation_id,
-            seal_id=seal_id,
-            updates=updates,
-            metadata=metadata,
-        )
+        try:
+            return await perform_invocation(
+                self._setup,
+                input,
+                invocation_id=invocation_id,
+                seal_id=seal_id,
+                updates=updates,
+                metadata=metadata,
+            )
+        except Exception as error:
+            self._veil_error(error)
+            raise
 
     async def _perform(
         self,
@@ -225,9 +262,13 @@ class Rite:
         circle: str | None = None,
     ) -> dict[str, Any]:
         """Run fresh with an Omen sink and write tracking (used by circle())."""
-        return await perform_invocation(
-            self._setup, input, sink=sink, written=written, circle=circle
-        )
+        try:
+            return await perform_invocation(
+                self._setup, input, sink=sink, written=written, circle=circle
+            )
+        except Exception as error:
+            self._veil_error(error)
+            raise
 
     def invoke(
         self,
@@ -343,6 +384,7 @@ class Rite:
                 yield item
             error = task.exception()
             if error is not None:
+                self._veil_error(error)
                 raise error
         finally:
             if not task.done():

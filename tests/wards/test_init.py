@@ -14,7 +14,7 @@ def test_all_is_sorted_and_exhaustive() -> None:
     }
     assert sanctum.wards.__all__ == sorted(sanctum.wards.__all__)
     assert set(sanctum.wards.__all__) == public
-    assert public == {"AuditWard", "RedactWard", "UsageWard", "Ward", "WardRejection"}
+    assert public == {"AuditWard", "RedactWard", "Secrets", "UsageWard", "Ward", "WardRejection"}
 
 
 def test_every_shipped_ward_is_a_ward_and_rejection_is_the_root_class() -> None:

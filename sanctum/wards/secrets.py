@@ -1,0 +1,312 @@
+"""One masking rule for everything that leaves the process: :class:`Secrets`.
+
+Secrets — a masking policy. It holds the literal values that must never be written
+down (API keys, passwords, every ``${VAR}`` a ritual file read from the environment)
+and regular expressions whose matches must not be either (the patterns of a
+``redact:`` ward). Given to a Rite (``Ritual.compile(secrets=...)`` or
+``rite.with_options(secrets=...)``), the engine applies it at every boundary where text
+leaves a Sigil or the process:
+
+* each delta, before any other Ward sees it (so audit trails and the merged Aether hold
+  the mask, as with a :class:`~sanctum.wards.redact.RedactWard` placed first);
+* every Seal written — the Aether (inputs and ``__errors__`` entries included), the
+  frontier and the metadata (interrupt reasons, resumption ``updates``, the caller's
+  own keys);
+* every Omen handed to a Ward's ``on_omen`` (a TraceRecorder) or to an ``astream``
+  consumer (tokens, raw spell-call text, echoed inner Omens);
+* the messages of the errors and the reason of the Interrupt a run raises.
+
+A literal value of :data:`~sanctum.wards.redact.SHORT_SECRET_CHARS` (8) characters or
+more is masked wherever it occurs; a shorter one only where it stands alone as a token
+(:func:`~sanctum.wards.redact.secret_pattern`). :class:`Veil` is the per-Invocation
+helper the engine uses: it remembers the masked form of each Conduit value, so a
+superstep costs work in proportion to the values it changed, not to the whole Aether.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from sanctum.omens.events import CircleEchoed, Omen, RiteManifested, SuperstepCompleted
+from sanctum.wards.redact import DEFAULT_MASK, RedactWard, secret_pattern
+
+__all__ = ["Secrets", "Veil", "url_password"]
+
+
+def url_password(url: str) -> list[str]:
+    """The password a URL carries (``postgresql://user:PASSWORD@host/db``), if any.
+
+    Args:
+        url: Any text; a URL without a password (or no URL) gives nothing.
+
+    Returns:
+        The password as written in the URL and, when it differs, percent-decoded
+        (``p%40ss`` and ``p@ss``); an empty list when there is none.
+    """
+    if "@" not in url or "://" not in url:
+        return []
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return []
+    userinfo, at, _host = netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return []
+    raw = userinfo.split(":", 1)[1]
+    if not raw:
+        return []
+    decoded = unquote(raw)
+    return [raw] if decoded == raw else [raw, decoded]
+
+
+class _Masker(RedactWard):
+    """A RedactWard whose text masking applies several groups, each with its mask."""
+
+    def __init__(self, groups: Sequence[RedactWard]) -> None:
+        super().__init__((), mask=DEFAULT_MASK)
+        self.groups = tuple(groups)
+
+    def mask_text(self, text: str) -> str:
+        for group in self.groups:
+            text = group.mask_text(text)
+        return text
+
+
+class Secrets:
+    """What must never reach a Seal, an Omen, a trace, an audit line or a screen.
+
+    Secrets — a masking policy. Immutable; combine two with ``a | b``. An empty
+    ``Secrets()`` is falsy and a Rite given one does no extra work.
+
+    Args:
+        values: Literal secret values (API keys, passwords). Empty strings are ignored.
+        patterns: Regular expressions (``str`` or compiled) whose matches are secret.
+        mask: The text that replaces each secret.
+        urls: URLs whose passwords are secret (``postgresql://user:pw@host/db``).
+
+    Raises:
+        TypeError: If ``values`` holds something other than strings, or a pattern is
+            neither a string nor a compiled text pattern.
+        ValueError: If a pattern is not a valid regular expression.
+
+    Example:
+        >>> secrets = Secrets(["sk-live-0123456789"], [r"tok-[0-9]{8}"])
+        >>> secrets.mask_text("key sk-live-0123456789, token tok-12345678")
+        'key [REDACTED], token [REDACTED]'
+    """
+
+    __slots__ = ("_groups", "_masker", "_patterns", "_values")
+
+    def __init__(
+        self,
+        values: Iterable[str] = (),
+        patterns: Iterable[str | re.Pattern[str]] = (),
+        *,
+        mask: str = DEFAULT_MASK,
+        urls: Iterable[str] = (),
+    ) -> None:
+        if isinstance(values, str):
+            values = [values]
+        found: dict[str, str] = {}
+        for value in values:
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"Secrets values must be strings, got {type(value).__name__}; "
+                    "pass the secret's text"
+                )
+            if value:
+                found[value] = str(mask)
+        for url in urls:
+            for password in url_password(str(url)):
+                found[password] = str(mask)
+        compiled = RedactWard(patterns, mask=mask).patterns if patterns else ()
+        self._values: dict[str, str] = found
+        self._patterns: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+            (p, str(mask)) for p in compiled
+        )
+        self._groups: tuple[RedactWard, ...] = ()
+        self._masker: _Masker | None = None
+        self._build()
+
+    def _build(self) -> None:
+        groups: list[RedactWard] = []
+        if self._values:
+            # One alternation over every literal, longest first, per mask.
+            by_mask: dict[str, list[str]] = {}
+            for value, mask in self._values.items():
+                by_mask.setdefault(mask, []).append(value)
+            for mask, values in by_mask.items():
+                ordered = sorted(values, key=len, reverse=True)
+                groups.append(RedactWard("|".join(secret_pattern(v) for v in ordered), mask))
+        by_pattern_mask: dict[str, list[re.Pattern[str]]] = {}
+        for pattern, mask in self._patterns:
+            by_pattern_mask.setdefault(mask, []).append(pattern)
+        for mask, patterns in by_pattern_mask.items():
+            groups.append(RedactWard(patterns, mask))
+        self._groups = tuple(groups)
+        self._masker = _Masker(groups) if groups else None
+
+    def __bool__(self) -> bool:
+        return self._masker is not None
+
+    def __or__(self, other: Secrets | None) -> Secrets:
+        if other is None or not other:
+            return self
+        if not self:
+            return other
+        merged = Secrets.__new__(Secrets)
+        merged._values = {**self._values, **other._values}
+        merged._patterns = tuple(dict.fromkeys((*self._patterns, *other._patterns)))
+        merged._build()
+        return merged
+
+    def __repr__(self) -> str:  # never the values themselves
+        return f"Secrets({len(self._values)} values, {len(self._patterns)} patterns)"
+
+    @property
+    def count(self) -> int:
+        """How many literal values and patterns this policy masks."""
+        return len(self._values) + len(self._patterns)
+
+    def mask_text(self, text: str) -> str:
+        """``text`` with every secret replaced by its mask.
+
+        Args:
+            text: Any string.
+
+        Returns:
+            The masked string (``text`` itself when nothing matched).
+        """
+        if self._masker is None:
+            return text
+        return self._masker.mask_text(text)
+
+    def mask(self, value: Any) -> Any:
+        """Mask every secret inside ``value``, recursing as RedactWard does.
+
+        Strings, bytes, mappings (keys too), lists, tuples, sets, dataclasses, and any
+        other object whose text holds a secret (then replaced by that text, masked).
+
+        Args:
+            value: Anything.
+
+        Returns:
+            A masked copy (containers are rebuilt); scalars without secrets as they are.
+        """
+        if self._masker is None:
+            return value
+        return self._masker.redact(value)
+
+    def ward(self) -> RedactWard:
+        """A RedactWard masking these secrets in every delta (for an inner Rite).
+
+        Returns:
+            The Ward; with no secrets, one that masks nothing.
+        """
+        return self._masker if self._masker is not None else RedactWard(())
+
+
+class Veil:
+    """The engine's use of a :class:`Secrets` for one Invocation.
+
+    Remembers, per Conduit, the last value it masked and its masked form: an unchanged
+    value (the same object, and for a list or dict the same length) is not masked
+    again, so a Seal or a SuperstepCompleted costs work in proportion to what the
+    superstep changed.
+
+    Args:
+        secrets: The policy; must be truthy.
+    """
+
+    __slots__ = ("_seen", "secrets")
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        self._seen: dict[Any, tuple[Any, int, Any]] = {}
+
+    def aether(self, aether: Mapping[str, Any]) -> dict[str, Any]:
+        """A masked copy of an Aether (its top-level keys are Conduit names, kept).
+
+        Returns:
+            A new dict with every value masked.
+        """
+        seen = self._seen
+        mask = self.secrets.mask
+        out: dict[str, Any] = {}
+        for key, value in aether.items():
+            size = len(value) if isinstance(value, list | dict) else -1
+            hit = seen.get(key)
+            if hit is not None and hit[0] is value and hit[1] == size:
+                out[key] = hit[2]
+                continue
+            masked = mask(value)
+            seen[key] = (value, size, masked)
+            out[key] = masked
+        return out
+
+    def delta(self, delta: Mapping[str, Any]) -> dict[str, Any]:
+        """A masked copy of a delta (top-level keys kept, values masked)."""
+        mask = self.secrets.mask
+        return {key: mask(value) for key, value in delta.items()}
+
+    def omen(self, omen: Omen) -> Omen:
+        """The Omen with every secret in its fields masked (a copy, or itself if clean).
+
+        An Aether (SuperstepCompleted, RiteManifested) is masked through the per-Conduit
+        memory; an echoed inner Omen (CircleEchoed) is masked recursively.
+        """
+        changed: dict[str, Any] = {}
+        for spec in dataclasses.fields(omen):
+            value = getattr(omen, spec.name)
+            if value is None or type(value) in (int, float, bool):
+                continue
+            if spec.name == "aether" and isinstance(omen, SuperstepCompleted | RiteManifested):
+                masked: Any = self.aether(value)
+            elif isinstance(omen, CircleEchoed) and spec.name == "omen":
+                masked = self.omen(value)
+            elif type(value) is str:
+                masked = self.secrets.mask_text(value)
+            else:
+                masked = self.secrets.mask(value)
+            if masked is not value:
+                changed[spec.name] = masked
+        if not changed:
+            return omen
+        return dataclasses.replace(omen, **changed)
+
+    def text(self, text: str) -> str:
+        """``text`` masked."""
+        return self.secrets.mask_text(text)
+
+    def error(self, error: BaseException) -> None:
+        """Mask, in place, what an error or an Interrupt would show.
+
+        Its ``args`` (the message), an ``aether`` snapshot and a ``reason`` are masked;
+        so are the ``args`` of the exceptions it chains (``__cause__``/``__context__``),
+        which a traceback prints. (An exception whose text is not built from its
+        ``args`` keeps its own text there.)
+        """
+        seen: set[int] = set()
+        cause: BaseException | None = error.__cause__ or error.__context__
+        while cause is not None and id(cause) not in seen:  # what a traceback would show
+            seen.add(id(cause))
+            try:
+                cause.args = tuple(self.secrets.mask(a) for a in cause.args)
+            except (AttributeError, TypeError):
+                pass
+            cause = cause.__cause__ or cause.__context__
+        try:
+            error.args = tuple(self.secrets.mask(a) for a in error.args)
+            snapshot = getattr(error, "aether", None)
+            if isinstance(snapshot, Mapping) and snapshot:
+                error.aether = self.aether(snapshot)  # type: ignore[attr-defined]
+            reason = getattr(error, "reason", None)
+            if isinstance(reason, str):
+                error.reason = self.secrets.mask_text(reason)  # type: ignore[attr-defined]
+        except (AttributeError, TypeError):  # an exception type with read-only fields
+            pass

@@ -1,0 +1,157 @@
+"""Secrets — one masking policy given to a Rite, applied by the engine at every boundary."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sanctum import END, Ritual, SigilPolicy, interrupt
+from sanctum.codex.sqlite import SqliteCodex
+from sanctum.errors import SigilExecutionError
+from sanctum.tracing import TraceRecorder
+from sanctum.wards import AuditWard, Secrets
+from sanctum.wards.secrets import Veil, url_password
+
+KEY = "sk-live-0123456789abcdef"
+PATTERNED = "tok-12345678"
+PASSWORD = "pg-pass-Zq81x"
+
+
+def _rite(tmp_path: Path, secrets: Secrets | None) -> Any:
+    def emit(aether: dict[str, Any], writer: Any) -> dict[str, Any]:
+        writer(f"token {KEY} {PATTERNED}")
+        return {"note": f"saw {aether['given']} and {PASSWORD}"}
+
+    def fail(aether: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError(f"the service echoed {KEY}")
+
+    def ask(aether: dict[str, Any]) -> dict[str, Any]:
+        if not aether.get("ok"):
+            interrupt(f"approve {PATTERNED} with {PASSWORD}?")
+        return {}
+
+    ritual = Ritual()
+    ritual.add_sigil("emit", emit)
+    ritual.add_sigil("fail", fail, policy=SigilPolicy(on_error="ask"))
+    ritual.add_sigil("ask", ask)
+    ritual.add_edge("emit", "fail")
+    ritual.add_edge("fail", END)
+    ritual.add_edge("ask", END)
+    ritual.set_entry_point("emit")
+    return ritual.compile(
+        codex=SqliteCodex(tmp_path / "codex.db"),
+        wards=[AuditWard(tmp_path / "audit.jsonl"), TraceRecorder(tmp_path / "trace.json")],
+        secrets=secrets,
+    )
+
+
+SECRETS = Secrets([KEY], [r"tok-[0-9]{8}"], urls=[f"postgresql://u:{PASSWORD}@db/x"])
+
+
+def _leaks(text: str) -> list[str]:
+    return [s for s in (KEY, PATTERNED, PASSWORD) if s in text]
+
+
+def _disk(tmp_path: Path, prefix: str) -> str:
+    """Every byte of the files named ``prefix*`` (a SQLite file and its WAL)."""
+    return "".join(
+        f.read_bytes().decode("utf-8", "replace") for f in sorted(tmp_path.glob(f"{prefix}*"))
+    )
+
+
+def test_every_artefact_of_a_run_is_masked(tmp_path: Path) -> None:
+    rite = _rite(tmp_path, SECRETS)
+    omens: list[str] = []
+
+    async def go() -> None:
+        with pytest.raises(Exception) as paused:
+            async for omen in rite.astream(
+                {"given": KEY},
+                invocation_id="inv",
+                metadata={"who": f"caller {KEY}"},
+                mode={"omens", "tokens", "updates", "values"},
+            ):
+                omens.append(repr(omen))
+        assert "[REDACTED]" in paused.value.reason  # type: ignore[attr-defined]
+        assert _leaks(str(paused.value)) == []
+        await rite.ainvoke(invocation_id="inv", updates={"ok": True, "note": KEY})
+        await rite.codex.aclose()
+
+    asyncio.run(go())
+    assert omens and _leaks("\n".join(omens)) == []
+    for name in ("codex.db", "audit.jsonl", "trace.json"):
+        raw = _disk(tmp_path, name)
+        assert raw and _leaks(raw) == [], name
+    assert "[REDACTED]" in (tmp_path / "audit.jsonl").read_text()
+
+
+def test_without_secrets_the_same_run_keeps_its_text(tmp_path: Path) -> None:
+    rite = _rite(tmp_path, None)
+    with pytest.raises(Exception, match="approve"):
+        rite.invoke({"given": KEY}, invocation_id="inv")
+    asyncio.run(rite.codex.aclose())
+    assert KEY in _disk(tmp_path, "codex.db")
+
+
+def test_a_failure_message_and_its_cause_are_masked() -> None:
+    def fail(aether: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError(f"bad key {KEY}")
+
+    ritual = Ritual()
+    ritual.add_sigil("fail", fail)
+    ritual.add_edge("fail", END)
+    ritual.set_entry_point("fail")
+    rite = ritual.compile(secrets=Secrets([KEY]))
+    with pytest.raises(SigilExecutionError) as failed:
+        rite.invoke({"given": KEY})
+    assert KEY not in str(failed.value)
+    assert KEY not in str(failed.value.__cause__)
+    assert KEY not in repr(failed.value.aether)
+
+
+def test_with_options_replaces_or_keeps_the_policy() -> None:
+    ritual = Ritual()
+    ritual.add_sigil("a", lambda aether: {"x": KEY})
+    ritual.add_edge("a", END)
+    ritual.set_entry_point("a")
+    rite = ritual.compile(secrets=SECRETS)
+    assert rite.with_options(recursion_limit=5).secrets is SECRETS
+    assert rite.with_options(secrets=None).secrets is None
+    assert rite.invoke({})["x"] == "[REDACTED]"
+    with pytest.raises(TypeError, match="Secrets"):
+        ritual.compile(secrets=[KEY])  # type: ignore[arg-type]
+
+
+def test_short_values_are_masked_only_as_whole_tokens() -> None:
+    secrets = Secrets(["abc"])
+    assert secrets.mask_text("abc and abcdef") == "[REDACTED] and abcdef"
+
+
+def test_union_url_passwords_and_repr() -> None:
+    both = Secrets([KEY]) | Secrets(patterns=[r"tok-\d+"], mask="***")
+    assert both.mask_text(f"{KEY} tok-1") == "[REDACTED] ***"
+    assert url_password("postgresql://u:p%40ss@h/db") == ["p%40ss", "p@ss"]
+    assert url_password("postgresql://u@h/db") == []
+    assert url_password("not a url") == []
+    assert KEY not in repr(both)
+    assert not Secrets() and not Secrets([""])
+
+
+def test_veil_reuses_the_masked_form_of_an_unchanged_value() -> None:
+    veil = Veil(Secrets([KEY]))
+    big = [f"line {i}" for i in range(1000)]
+    first = veil.aether({"big": big, "k": KEY})
+    second = veil.aether({"big": big, "k": KEY})
+    assert first["big"] is second["big"] and second["k"] == "[REDACTED]"
+    big.append(KEY)  # changed in place: masked again
+    assert veil.aether({"big": big})["big"][-1] == "[REDACTED]"
+
+
+def test_masking_is_cheap_enough_to_stay_linear() -> None:
+    secrets = Secrets([KEY, "another-secret-value"], [re.compile(r"tok-[0-9]{8}")])
+    text = "plain words " * 10_000
+    assert secrets.mask_text(text) == text
