@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sanctum import END, Ritual, SigilPolicy, interrupt
+from sanctum import END, Interrupt, Ritual, SigilPolicy, interrupt
 from sanctum.codex.sqlite import SqliteCodex
 from sanctum.errors import SigilExecutionError
 from sanctum.tracing import TraceRecorder
@@ -67,25 +67,30 @@ def test_every_artefact_of_a_run_is_masked(tmp_path: Path) -> None:
     rite = _rite(tmp_path, SECRETS)
     omens: list[str] = []
 
+    async def stream() -> None:
+        async for omen in rite.astream(
+            {"given": KEY},
+            invocation_id="inv",
+            metadata={"who": f"caller {KEY}"},
+            mode={"omens", "tokens", "updates", "values"},
+        ):
+            omens.append(repr(omen))
+
     async def go() -> None:
-        with pytest.raises(Exception) as paused:
-            async for omen in rite.astream(
-                {"given": KEY},
-                invocation_id="inv",
-                metadata={"who": f"caller {KEY}"},
-                mode={"omens", "tokens", "updates", "values"},
-            ):
-                omens.append(repr(omen))
-        assert "[REDACTED]" in paused.value.reason  # type: ignore[attr-defined]
+        with pytest.raises(Interrupt) as paused:
+            await stream()
+        assert "[REDACTED]" in paused.value.reason
         assert _leaks(str(paused.value)) == []
         await rite.ainvoke(invocation_id="inv", updates={"ok": True, "note": KEY})
         await rite.codex.aclose()
 
     asyncio.run(go())
-    assert omens and _leaks("\n".join(omens)) == []
+    assert omens
+    assert _leaks("\n".join(omens)) == []
     for name in ("codex.db", "audit.jsonl", "trace.json"):
         raw = _disk(tmp_path, name)
-        assert raw and _leaks(raw) == [], name
+        assert raw, name
+        assert _leaks(raw) == [], name
     assert "[REDACTED]" in (tmp_path / "audit.jsonl").read_text()
 
 
@@ -138,7 +143,8 @@ def test_union_url_passwords_and_repr() -> None:
     assert url_password("postgresql://u@h/db") == []
     assert url_password("not a url") == []
     assert KEY not in repr(both)
-    assert not Secrets() and not Secrets([""])
+    assert not Secrets()
+    assert not Secrets([""])
 
 
 def test_veil_reuses_the_masked_form_of_an_unchanged_value() -> None:
@@ -146,7 +152,8 @@ def test_veil_reuses_the_masked_form_of_an_unchanged_value() -> None:
     big = [f"line {i}" for i in range(1000)]
     first = veil.aether({"big": big, "k": KEY})
     second = veil.aether({"big": big, "k": KEY})
-    assert first["big"] is second["big"] and second["k"] == "[REDACTED]"
+    assert first["big"] is second["big"]
+    assert second["k"] == "[REDACTED]"
     big.append(KEY)  # changed in place: masked again
     assert veil.aether({"big": big})["big"][-1] == "[REDACTED]"
 
