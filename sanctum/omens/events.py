@@ -14,13 +14,14 @@ are left empty.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sanctum.omens._quick import quicken
 
 __all__ = [
+    "WRITTEN",
     "CircleEchoed",
     "DeltaRejected",
     "Omen",
@@ -36,6 +37,7 @@ __all__ = [
     "SuperstepCompleted",
     "TokenEmitted",
     "Writer",
+    "Written",
 ]
 
 
@@ -139,13 +141,19 @@ class TokenEmitted(Omen):
     """A Sigil pushed an intermediate payload through its writer.
 
     Streams while the Sigil is still running — this is how Oracle tokens reach the
-    consumer without waiting for the superstep to finish.
+    consumer without waiting for the superstep to finish. ``payload`` is what the
+    Sigil wrote (also available as ``token``).
     """
 
     payload: Any
     invocation_id: str = ""
     superstep: int = 0
     sigil: str = ""
+
+    @property
+    def token(self) -> Any:
+        """The payload, under the original engine's name (an alias of ``payload``)."""
+        return self.payload
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -246,17 +254,40 @@ for _kind in (
 del _kind
 
 
+class Written:
+    """What a writer call returns: already done, and awaitable all the same.
+
+    ``writer(token)`` emits at once and needs no ``await``; ``await writer(token)``
+    (the original engine's spelling, inside an async Sigil) also works, and hands the
+    event loop one turn so a stream consumer can take the token while the Sigil still
+    runs. Dropping it unawaited is fine: it is not a coroutine.
+    """
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield  # one turn of the event loop, as asyncio.sleep(0) gives
+
+    def __repr__(self) -> str:
+        return "WRITTEN"
+
+
+WRITTEN = Written()
+"""The shared :class:`Written` every writer call returns."""
+
+
 class Writer(Protocol):
     """The pen handed to a Sigil that takes a second parameter.
 
     ``writer(payload)`` emits a :class:`TokenEmitted` Omen carrying ``payload`` while
     the Sigil still runs; ``writer.emit(omen)`` emits any other Omen (the summon loop
     uses it for spell-call repairs, Circles for echoes). Both return immediately and
-    never block the Sigil.
+    never block the Sigil. ``writer(payload)`` returns :data:`WRITTEN`, so a Sigil may
+    also ``await writer(payload)``.
     """
 
-    def __call__(self, payload: Any) -> None:
-        """Emit a TokenEmitted Omen carrying ``payload``."""
+    def __call__(self, payload: Any) -> Written:
+        """Emit a TokenEmitted Omen carrying ``payload``; the result may be awaited."""
 
     def emit(self, omen: Omen) -> None:
         """Emit ``omen``, filling in its invocation, superstep and Sigil if empty."""

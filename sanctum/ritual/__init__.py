@@ -9,7 +9,9 @@ next frontier. Cycles are allowed, bounded by ``recursion_limit``. With a Codex,
 superstep leaves a Seal (resumption, ``interrupt()``, time-travel); ``astream`` yields
 Omens live. Fan-in is "any" by default — ``add_sigil(..., join="all")`` turns a Sigil
 into a barrier over its static predecessors. :func:`circle` mounts a Rite as one
-Sigil; :func:`scatter` maps a Sigil over a list.
+Sigil; :func:`scatter` maps a function over a list. A Sigil that declares a parameter
+named ``invocation`` receives an :class:`InvocationContext` (the run's id and the
+superstep).
 """
 
 from sanctum.errors import (
@@ -30,6 +32,7 @@ from sanctum.ritual.builder import Ritual
 from sanctum.ritual.circle import circle
 from sanctum.ritual.constants import DEFAULT_RECURSION_LIMIT, END, START
 from sanctum.ritual.interrupt import interrupt
+from sanctum.ritual.invocation import InvocationContext
 from sanctum.ritual.policy import BackoffFn, SigilPolicy, exponential_backoff
 from sanctum.ritual.rite import Rite
 from sanctum.ritual.scatter import scatter
@@ -44,6 +47,7 @@ __all__ = [
     "BackoffFn",
     "DeltaTypeError",
     "Interrupt",
+    "InvocationContext",
     "NullWriter",
     "RecursionLimitError",
     "Rite",

@@ -17,6 +17,7 @@ from typing import Any
 
 from sanctum.aether.schema import AetherSchema
 from sanctum.ritual.constants import END, START
+from sanctum.ritual.invocation import INVOCATION_PARAMETER, invocation_call
 from sanctum.ritual.policy import BackoffFn, SigilPolicy
 
 __all__ = [
@@ -30,7 +31,8 @@ __all__ = [
 ]
 
 SigilFn = Callable[..., Any]
-"""A Sigil: ``fn(aether)`` or ``fn(aether, writer)``, sync or async, returning a delta."""
+"""A Sigil: ``fn(aether)`` or ``fn(aether, writer)``, sync or async, returning a delta;
+any of them may also declare ``invocation`` (an InvocationContext)."""
 
 Router = Callable[..., Any]
 """A conditional edge's router: ``router(aether) -> name`` (or a path_map key)."""
@@ -43,7 +45,9 @@ def detect_writer(fn: Callable[..., Any]) -> bool:
 
     A positional parameter counts when it has no default, or when it is named
     ``writer``: ``fn(aether, pen)`` and ``fn(aether, writer=None)`` get a writer, while
-    the closure idiom ``lambda aether, i=i: ...`` does not.
+    the closure idiom ``lambda aether, i=i: ...`` does not. A parameter named
+    ``invocation`` after the first never counts: it asks for an InvocationContext
+    (see :mod:`sanctum.ritual.invocation`), so ``fn(aether, invocation)`` gets no writer.
 
     Args:
         fn: The Sigil function (a function, bound method, partial or callable object).
@@ -57,8 +61,10 @@ def detect_writer(fn: Callable[..., Any]) -> bool:
         return False
     counted = [
         p
-        for p in signature.parameters.values()
-        if p.kind in _POSITIONAL and (p.default is inspect.Parameter.empty or p.name == "writer")
+        for index, p in enumerate(signature.parameters.values())
+        if p.kind in _POSITIONAL
+        and (p.default is inspect.Parameter.empty or p.name == "writer")
+        and not (index and p.name == INVOCATION_PARAMETER)
     ]
     return len(counted) >= 2
 
@@ -87,8 +93,10 @@ class SigilPlan:
     """The precomputed way to perform one Sigil inside a superstep.
 
     ``index`` is the Sigil's bind order (deltas merge in this order); ``fast`` is true
-    for a synchronous Sigil without retries, which the runner calls inline; ``quiet``
-    is ``fast`` without a writer (a superstep tap can stand in for its Omens). Successors
+    for a synchronous Sigil without retries that takes no InvocationContext, which the
+    runner calls inline; ``quiet`` is ``fast`` without a writer (a superstep tap can
+    stand in for its Omens). ``takes_invocation`` means ``fn`` is the adapted
+    ``call(aether, writer, invocation)`` (see :mod:`sanctum.ritual.invocation`). Successors
     are ``targets`` (static edges, END left out) or ``router``/``route_table``
     (conditional edge). ``preds`` lists the static predecessors a ``join="all"`` Sigil
     waits for.
@@ -110,6 +118,7 @@ class SigilPlan:
         "route_table",
         "router",
         "router_async",
+        "takes_invocation",
         "takes_writer",
         "targets",
         "timeout",
@@ -118,15 +127,19 @@ class SigilPlan:
     def __init__(self, spec: SigilSpec, index: int, policy: SigilPolicy | None) -> None:
         self.name = spec.name
         self.index = index
-        self.fn = spec.fn
+        self.fn: Callable[..., Any] = spec.fn
         self.is_async = spec.is_async
         self.takes_writer = spec.takes_writer
+        call = invocation_call(spec.fn, spec.takes_writer)
+        self.takes_invocation = call is not None
+        if call is not None:
+            self.fn = call
         self.timeout: float | None = policy.timeout if policy else None
         self.retries: int = policy.retries if policy else 0
         self.backoff: BackoffFn | None = policy.backoff if policy else None
         self.retry_on: tuple[type[BaseException], ...] = policy.retry_on if policy else ()
         self.on_error: SigilPlan | None = None
-        self.fast = not spec.is_async and self.retries == 0
+        self.fast = not spec.is_async and self.retries == 0 and not self.takes_invocation
         self.quiet = self.fast and not spec.takes_writer
         self.join_all = spec.join == "all"
         self.preds: frozenset[str] = frozenset()

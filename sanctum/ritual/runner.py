@@ -39,6 +39,7 @@ from sanctum.ritual._omens import new_sigil_began, new_sigil_completed
 from sanctum.ritual.algo import check_delta
 from sanctum.ritual.emitter import Emitter
 from sanctum.ritual.graph import SigilPlan
+from sanctum.ritual.invocation import InvocationContext
 from sanctum.ritual.policy import failure_matches
 from sanctum.ritual.writer import NULL_WRITER, SigilWriter
 
@@ -299,7 +300,16 @@ async def _attempt(
     attempt = 0
     while True:
         try:
-            if plan.takes_writer:
+            if plan.takes_invocation:
+                emitter = ctx.emitter
+                pen: Any = (
+                    NULL_WRITER
+                    if emitter is None
+                    else SigilWriter(emitter, ctx.invocation_id, ctx.superstep, plan.name)
+                )
+                where = InvocationContext(ctx.invocation_id, ctx.superstep)
+                result = plan.fn(dict(aether), pen, where)
+            elif plan.takes_writer:
                 emitter = ctx.emitter
                 writer: Any = (
                     NULL_WRITER

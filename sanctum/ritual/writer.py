@@ -3,8 +3,11 @@
 A Sigil that takes a second parameter receives a :class:`SigilWriter`.
 ``writer(payload)`` emits a TokenEmitted Omen; ``writer.emit(omen)`` emits any Omen,
 with ``invocation_id``, ``superstep`` and ``sigil`` filled in when left empty. Both
-return immediately. When nobody listens (no Ward observing Omens, no stream consumer)
-the Sigil gets :data:`NULL_WRITER`, which builds nothing.
+return immediately; ``writer(payload)`` returns an awaitable that is already done, so
+an async Sigil may write ``await writer(token)`` as well (awaiting it gives the event
+loop one turn, so a stream consumer sees the token while the Sigil still runs). When
+nobody listens (no Ward observing Omens, no stream consumer) the Sigil gets
+:data:`NULL_WRITER`, which builds nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from sanctum.omens.events import Omen, TokenEmitted
+from sanctum.omens.events import WRITTEN, Omen, TokenEmitted, Written
 from sanctum.ritual.emitter import Emitter
 
 __all__ = ["NULL_WRITER", "NullWriter", "SigilWriter"]
@@ -39,8 +42,12 @@ class SigilWriter:
         self.superstep = superstep
         self.sigil = sigil
 
-    def __call__(self, payload: Any) -> None:
-        """Emit a TokenEmitted Omen carrying ``payload``."""
+    def __call__(self, payload: Any) -> Written:
+        """Emit a TokenEmitted Omen carrying ``payload``.
+
+        Returns:
+            :data:`~sanctum.omens.events.WRITTEN`: ignore it, or ``await`` it.
+        """
         self._emitter.emit_nowait(
             TokenEmitted(
                 payload=payload,
@@ -49,6 +56,7 @@ class SigilWriter:
                 sigil=self.sigil,
             )
         )
+        return WRITTEN
 
     def emit(self, omen: Omen) -> None:
         """Emit ``omen``, filling in its invocation, superstep and Sigil if empty.
@@ -77,8 +85,9 @@ class NullWriter:
     active = False
     """False: nothing listens, so callers may skip building Omens."""
 
-    def __call__(self, payload: Any) -> None:
-        """Drop ``payload``."""
+    def __call__(self, payload: Any) -> Written:
+        """Drop ``payload``; returns :data:`~sanctum.omens.events.WRITTEN` (awaitable)."""
+        return WRITTEN
 
     def emit(self, omen: Omen) -> None:
         """Drop ``omen``."""

@@ -1,0 +1,113 @@
+"""Where a Sigil stands: the Invocation and the superstep it runs in.
+
+A Sigil whose signature declares a parameter named ``invocation`` receives an
+:class:`InvocationContext` for every activation (``def fn(aether, invocation)``,
+``async def fn(aether, writer, invocation)``, ``def fn(aether, *, invocation)``).
+Invocation — one run, keyed by ``invocation_id``. The context is how a Sigil derives
+stable ids from the run it belongs to (a child run's id, an idempotency key for an
+outside call) without reading them from the Aether.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["INVOCATION_PARAMETER", "InvocationContext", "invocation_call"]
+
+INVOCATION_PARAMETER = "invocation"
+"""The parameter name that asks for an :class:`InvocationContext`."""
+
+
+@dataclass(frozen=True, slots=True)
+class InvocationContext:
+    """The Invocation a Sigil activation belongs to.
+
+    Immutable. ``invocation_id`` is the run's id (the one Seals are filed under);
+    ``superstep`` the 1-based number of the superstep running the Sigil, counted
+    across resumptions as Seals count them (a resumed run continues the count).
+    """
+
+    invocation_id: str
+    superstep: int
+
+
+SigilCall = Callable[[dict[str, Any], Any, InvocationContext], Any]
+"""``call(aether, writer, invocation)``: a Sigil function adapted to one call shape."""
+
+
+def invocation_call(fn: Callable[..., Any], takes_writer: bool) -> SigilCall | None:
+    """Adapt a Sigil function that declares an ``invocation`` parameter.
+
+    The Aether goes to the first parameter; the context goes to the parameter named
+    ``invocation`` (by keyword, or by position when it is positional-only); when
+    ``takes_writer`` is true the writer goes to the parameter ``detect_writer`` counted
+    (the first other positional one without a default, or one named ``writer``), by
+    keyword when it can be named, so its place before or after ``invocation`` does not
+    matter.
+
+    Args:
+        fn: The Sigil function (a function, bound method, partial or callable object).
+        takes_writer: Whether ``fn`` asked for a writer (see ``detect_writer``).
+
+    Returns:
+        ``call(aether, writer, invocation)``, or None when ``fn`` has no parameter
+        named ``invocation`` after its first (or no readable signature).
+    """
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if len(parameters) < 2 or parameters[0].kind not in _POSITIONAL:
+        return None
+    later = parameters[1:]
+    target = next((p for p in later if p.name == INVOCATION_PARAMETER), None)
+    if target is None or target.kind in (
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    ):
+        return None
+    pen = None
+    if takes_writer:
+        pen = next(
+            (
+                p
+                for p in later
+                if p is not target
+                and p.kind in _POSITIONAL
+                and (p.default is inspect.Parameter.empty or p.name == "writer")
+            ),
+            None,
+        )
+    if target.kind is inspect.Parameter.POSITIONAL_ONLY:
+        # Positional-only: everything up to it goes by position, in signature order.
+        order = later[: later.index(target) + 1]
+
+        def by_position(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
+            args = [invocation if p is target else writer for p in order]
+            return fn(aether, *args)
+
+        return by_position
+    if pen is None:
+
+        def context_only(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
+            return fn(aether, invocation=invocation)
+
+        return context_only
+    if pen.kind is inspect.Parameter.POSITIONAL_ONLY:
+
+        def writer_first(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
+            return fn(aether, writer, invocation=invocation)
+
+        return writer_first
+    pen_name = pen.name
+
+    def both(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
+        return fn(aether, **{pen_name: writer, INVOCATION_PARAMETER: invocation})
+
+    return both
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
