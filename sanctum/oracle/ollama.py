@@ -30,7 +30,15 @@ from sanctum.oracle.base import Message, OracleResponse, SpellCall
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["DEFAULT_OLLAMA_URL", "OllamaOracle", "to_ollama_messages", "to_ollama_tools"]
+__all__ = [
+    "DEFAULT_OLLAMA_URL",
+    "OllamaOracle",
+    "build_payload",
+    "format_messages",
+    "parse_chat_response",
+    "to_ollama_messages",
+    "to_ollama_tools",
+]
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 """Where ``ollama serve`` listens by default."""
@@ -110,6 +118,52 @@ def to_ollama_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
+format_messages = to_ollama_messages
+"""``format_messages(messages) -> list[dict]``: :func:`to_ollama_messages` under the
+original engine's name (an alias, not a copy)."""
+
+_ARCANA_PREFIX = "ollama:"
+
+
+def build_payload(
+    arcana: str,
+    messages: Sequence[Message],
+    spells: Sequence[Mapping[str, Any]] | None,
+    *,
+    stream: bool,
+    keep_alive: str | float | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``/api/chat`` request body for a transcript (a pure function).
+
+    Args:
+        arcana: The model: an Ollama model name (``"qwen2.5:7b"``) or an OllamaOracle's
+            arcana (``"ollama:qwen2.5:7b"``, whose prefix is dropped).
+        messages: The transcript (``list[Message]``).
+        spells: Spell schemas offered as tools; ``None`` or empty offers none.
+        stream: Whether Ollama should stream NDJSON lines.
+        keep_alive: How long Ollama keeps the model loaded (``"5m"``, seconds, ``-1``).
+        options: Model options passed through verbatim (``temperature``, ``num_ctx``...).
+
+    Returns:
+        A JSON-serialisable dict: ``model``, ``messages``, ``stream`` and, when given,
+        ``tools``, ``options`` and ``keep_alive``. OllamaOracle sends exactly this.
+    """
+    model = arcana[len(_ARCANA_PREFIX) :] if arcana.startswith(_ARCANA_PREFIX) else arcana
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": to_ollama_messages(messages),
+        "stream": stream,
+    }
+    if spells:
+        payload["tools"] = to_ollama_tools(spells)
+    if options:
+        payload["options"] = dict(options)
+    if keep_alive is not None:
+        payload["keep_alive"] = keep_alive
+    return payload
+
+
 def _parse_arguments(raw: Any) -> dict[str, Any]:
     """Arguments as a dict; anything unusable is flagged ``__malformed_json__``."""
     if isinstance(raw, dict):
@@ -159,6 +213,45 @@ def _usage(data: Mapping[str, Any]) -> dict[str, Any]:
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     return usage
+
+
+def parse_chat_response(data: Any) -> OracleResponse:
+    """Read one non-streamed ``/api/chat`` answer (a pure function).
+
+    Args:
+        data: The decoded JSON body, ``{"message": {"content", "tool_calls"?}, ...}``
+            with Ollama's counters (``prompt_eval_count``, ``eval_count``, durations in
+            nanoseconds) beside it.
+
+    Returns:
+        The OracleResponse: ``text`` the message content, ``spell_calls`` one SpellCall
+        per tool call (arguments as dicts; text that does not parse is kept under
+        ``"__malformed_json__"`` for the repair layer; a missing id becomes
+        ``call_<hex>``), ``usage`` Ollama's counters plus ``prompt_tokens``,
+        ``completion_tokens`` and ``total_tokens``.
+
+    Raises:
+        OracleResponseError: If ``data`` is an error answer (``{"error": ...}``) or holds
+            no ``message`` object.
+    """
+    message = error_message_of(data)
+    if message is not None:
+        raise OracleResponseError(
+            f"Ollama answered with an error: {message}",
+            status=error_status_of(data, None),
+            body=json.dumps(data, ensure_ascii=False, default=str)[:1000],
+        )
+    if not isinstance(data, Mapping) or not isinstance(data.get("message"), Mapping):
+        raise OracleResponseError(
+            "Ollama sent an answer without a 'message' object",
+            body=json.dumps(data, ensure_ascii=False, default=str)[:1000],
+        )
+    reply = data["message"]
+    return OracleResponse(
+        text=message_text(reply.get("content")),
+        spell_calls=_spell_calls(reply.get("tool_calls")),
+        usage=_usage(data),
+    )
 
 
 class OllamaOracle(ServedOracle):
@@ -221,18 +314,14 @@ class OllamaOracle(ServedOracle):
             A JSON-serialisable dict: ``model``, ``messages``, ``stream`` and, when set,
             ``tools``, ``options`` and ``keep_alive``.
         """
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_ollama_messages(messages),
-            "stream": stream,
-        }
-        if spells:
-            payload["tools"] = to_ollama_tools(spells)
-        if self.options:
-            payload["options"] = self.options
-        if self.keep_alive is not None:
-            payload["keep_alive"] = self.keep_alive
-        return payload
+        return build_payload(
+            self.model,
+            messages,
+            spells,
+            stream=stream,
+            keep_alive=self.keep_alive,
+            options=self.options,
+        )
 
     def _check_error(self, data: Any, status: int) -> None:
         message = error_message_of(data)
@@ -278,12 +367,7 @@ class OllamaOracle(ServedOracle):
                 json.dumps(data)[:1000],
                 detail="an answer without a 'message' object",
             )
-        message = data["message"]
-        return OracleResponse(
-            text=message_text(message.get("content")),
-            spell_calls=_spell_calls(message.get("tool_calls")),
-            usage=_usage(data),
-        )
+        return parse_chat_response(data)
 
     async def stream_response(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None

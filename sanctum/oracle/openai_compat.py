@@ -7,7 +7,10 @@ fragments reassembled by ``index``, usage from the response. httpx is imported l
 
 The wire translation helpers here (:func:`to_openai_messages`, :func:`to_openai_tools`,
 :func:`parse_openai_message`, :class:`ToolCallAssembler`) import only the standard
-library and are shared with ``sanctum.oracle.llamacpp``.
+library and are shared with ``sanctum.oracle.llamacpp``. The original engine's pure
+helpers keep their names: :func:`format_messages`, :func:`build_payload`,
+:func:`parse_chat_completion`, :func:`parse_sse_delta` and :func:`parse_sse_line`
+(for tests against recorded server answers).
 """
 
 from __future__ import annotations
@@ -40,8 +43,13 @@ if TYPE_CHECKING:
 __all__ = [
     "OpenAICompatibleOracle",
     "ToolCallAssembler",
+    "build_payload",
+    "format_messages",
     "parse_arguments",
+    "parse_chat_completion",
     "parse_openai_message",
+    "parse_sse_delta",
+    "parse_sse_line",
     "to_openai_messages",
     "to_openai_tools",
     "usage_from",
@@ -130,6 +138,50 @@ def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return wire
 
 
+format_messages = to_openai_messages
+"""``format_messages(messages) -> list[dict]``: :func:`to_openai_messages` under the
+original engine's name (an alias, not a copy)."""
+
+_ARCANA_PREFIX = "openai-compatible:"
+
+
+def build_payload(
+    arcana: str,
+    messages: Sequence[Message],
+    spells: Sequence[Mapping[str, Any]] | None,
+    *,
+    stream: bool,
+    extra_body: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The ``/chat/completions`` request body for a transcript (a pure function).
+
+    Args:
+        arcana: The model name the server expects, or an OpenAICompatibleOracle's
+            arcana (``"openai-compatible:<model>"``, whose prefix is dropped).
+        messages: The transcript (``list[Message]``).
+        spells: Spell schemas offered as tools; ``None`` or empty offers none.
+        stream: Whether the server should answer with SSE events.
+        extra_body: Extra request fields (``temperature``, ``max_tokens``...), merged
+            last so they win over the fields above.
+
+    Returns:
+        A JSON-serialisable dict: ``model``, ``messages``, ``stream``, ``tools`` when
+        Spells are offered, then ``extra_body``. (OpenAICompatibleOracle adds
+        ``stream_options`` when it streams, before its own ``extra_body``.)
+    """
+    model = arcana[len(_ARCANA_PREFIX) :] if arcana.startswith(_ARCANA_PREFIX) else arcana
+    payload: dict[str, Any] = {
+        "model": model,
+        "messages": to_openai_messages(messages),
+        "stream": stream,
+    }
+    if spells:
+        payload["tools"] = to_openai_tools(spells)
+    if extra_body:
+        payload.update(extra_body)
+    return payload
+
+
 def parse_arguments(raw: Any) -> dict[str, Any]:
     """Decode tool-call arguments sent as a JSON string.
 
@@ -192,6 +244,104 @@ def usage_from(data: Mapping[str, Any]) -> dict[str, Any]:
         for key, value in usage.items()
         if isinstance(value, int | float) and not isinstance(value, bool)
     }
+
+
+def _first_message(data: Any) -> Mapping[str, Any] | None:
+    """``choices[0].message`` of a non-streamed completion, or None when absent."""
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return None
+    message = choices[0].get("message")
+    return message if isinstance(message, Mapping) else None
+
+
+def parse_chat_completion(data: Any) -> OracleResponse:
+    """Read one non-streamed ``/chat/completions`` answer (a pure function).
+
+    Args:
+        data: The decoded JSON body, ``{"choices": [{"message": {...}}], "usage": {...}}``.
+
+    Returns:
+        The OracleResponse: ``text`` the message content, ``spell_calls`` one SpellCall
+        per ``tool_calls`` entry (JSON-string arguments decoded; text that does not
+        parse is kept under ``"__malformed_json__"`` for the repair layer), ``usage``
+        the numeric counters of ``usage``.
+
+    Raises:
+        OracleResponseError: If ``data`` is an error answer (``{"error": ...}``) or has
+            no ``choices[0].message``.
+    """
+    body = json.dumps(data, ensure_ascii=False, default=str)[:1000]
+    problem = error_message_of(data)
+    if problem is not None:
+        raise OracleResponseError(
+            f"the OpenAI-compatible server answered with an error: {problem}",
+            status=error_status_of(data, None),
+            body=body,
+        )
+    message = _first_message(data)
+    if message is None:
+        raise OracleResponseError(
+            "the OpenAI-compatible server sent an answer without choices[0].message",
+            body=body,
+        )
+    text, calls = parse_openai_message(message)
+    return OracleResponse(text=text, spell_calls=calls, usage=usage_from(data))
+
+
+def _sse_data(line: str) -> str | None:
+    """The payload of one SSE ``data:`` line (surrounding whitespace dropped), else None."""
+    line = line.strip()
+    if not line.startswith("data:"):
+        return None
+    return line[5:].strip()
+
+
+def parse_sse_delta(line: str) -> Mapping[str, Any] | None:
+    """The ``choices[0].delta`` of one streamed SSE line (a pure function).
+
+    Args:
+        line: One line of the event stream, e.g.
+            ``'data: {"choices": [{"delta": {"content": "Hi"}}]}'``.
+
+    Returns:
+        The delta mapping (``content``, ``role``, ``tool_calls`` fragments...), or
+        None for anything else: blank lines, comments, ``event:`` lines, ``[DONE]``,
+        text that is not a JSON object, and chunks without a delta (the final usage
+        chunk).
+    """
+    raw = _sse_data(line)
+    if raw is None or raw.strip() in ("", "[DONE]"):
+        return None
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return _choice_delta(data)
+
+
+def _choice_delta(data: Any) -> Mapping[str, Any] | None:
+    """``choices[0].delta`` of one decoded stream chunk, or None when absent."""
+    choices = data.get("choices") if isinstance(data, Mapping) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return None
+    delta = choices[0].get("delta")
+    return delta if isinstance(delta, Mapping) else None
+
+
+def parse_sse_line(line: str) -> str | None:
+    """The text one streamed SSE line adds to the answer (a pure function).
+
+    Args:
+        line: One line of the event stream.
+
+    Returns:
+        ``choices[0].delta.content`` when it is a non-empty string, else None (also
+        for every line :func:`parse_sse_delta` answers None for).
+    """
+    delta = parse_sse_delta(line)
+    content = delta.get("content") if delta is not None else None
+    return content if isinstance(content, str) and content else None
 
 
 @dataclass(slots=True)
@@ -364,13 +514,7 @@ class OpenAICompatibleOracle(ServedOracle):
             when Spells are offered, ``stream_options`` when streaming, and
             ``extra_body`` merged last.
         """
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(messages),
-            "stream": stream,
-        }
-        if spells:
-            payload["tools"] = to_openai_tools(spells)
+        payload = build_payload(self.model, messages, spells, stream=stream)
         if stream and self.stream_usage:
             payload["stream_options"] = {"include_usage": True}
         payload.update(self.extra_body)
@@ -427,11 +571,9 @@ class OpenAICompatibleOracle(ServedOracle):
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._malformed(data, "an answer without choices")
-        message = choices[0].get("message")
-        if not isinstance(message, dict):
+        if _first_message(data) is None:
             raise self._malformed(data, "a choice without a message")
-        text, calls = parse_openai_message(message)
-        return OracleResponse(text=text, spell_calls=calls, usage=usage_from(data))
+        return parse_chat_completion(data)
 
     async def stream_response(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
@@ -480,8 +622,8 @@ class OpenAICompatibleOracle(ServedOracle):
             choices = data.get("choices")
             if isinstance(choices, list) and choices and isinstance(choices[0], dict):
                 choice = choices[0]
-                delta = choice.get("delta")
-                if isinstance(delta, dict):
+                delta = _choice_delta(data)
+                if delta is not None:
                     content = delta.get("content")
                     if isinstance(content, str) and content:
                         chunks.append(content)
