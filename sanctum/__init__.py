@@ -6,6 +6,11 @@ the Aether (state dict), Seals (checkpoints) in a Codex (checkpoint store), inte
 streaming Omens (events) and Wards (middleware). Everything re-exported here imports
 only the standard library, and only when first used (PEP 562): ``import sanctum``
 itself stays cheap for the command line.
+
+Programs written for the original engine (0.4) import what they used from here
+unchanged: besides the engine, ``Oracle`` (the LLM adapter contract), ``Spell``,
+``Tome``, ``spell`` and ``summon`` (the Grimoire: tools, their registry, agents) and
+``InvocationContext`` are re-exported (see ``docs/migrating.md``).
 """
 
 from __future__ import annotations
@@ -54,11 +59,21 @@ if typing.TYPE_CHECKING:
         TraceFileError,
         WardRejection,
     )
+    from sanctum.grimoire import (
+        Spell,
+        Tome,
+        spell,
+        summon,
+    )
+    from sanctum.oracle.base import (
+        Oracle,
+    )
     from sanctum.ritual import (
         DEFAULT_RECURSION_LIMIT,
         END,
         START,
         BackoffFn,
+        InvocationContext,
         Rite,
         Ritual,
         SigilPolicy,
@@ -85,6 +100,8 @@ __all__ = [
     "ExpressionError",
     "FileProblem",
     "Interrupt",
+    "InvocationContext",
+    "Oracle",
     "OracleConnectionError",
     "OracleError",
     "OracleOutputError",
@@ -104,11 +121,13 @@ __all__ = [
     "SigilJoinError",
     "SigilPolicy",
     "SigilTimeoutError",
+    "Spell",
     "SpellCallParseError",
     "SpellError",
     "SpellExecutionError",
     "SpellManifestError",
     "StreamModeError",
+    "Tome",
     "TraceFileError",
     "Ward",
     "WardRejection",
@@ -117,6 +136,8 @@ __all__ = [
     "exponential_backoff",
     "interrupt",
     "scatter",
+    "spell",
+    "summon",
 ]
 
 _EXPORTS: dict[str, str] = {
@@ -132,6 +153,8 @@ _EXPORTS: dict[str, str] = {
     "ExpressionError": "sanctum.errors",
     "FileProblem": "sanctum.errors",
     "Interrupt": "sanctum.errors",
+    "InvocationContext": "sanctum.ritual",
+    "Oracle": "sanctum.oracle.base",
     "OracleConnectionError": "sanctum.errors",
     "OracleError": "sanctum.errors",
     "OracleOutputError": "sanctum.errors",
@@ -152,11 +175,13 @@ _EXPORTS: dict[str, str] = {
     "SigilJoinError": "sanctum.errors",
     "SigilPolicy": "sanctum.ritual",
     "SigilTimeoutError": "sanctum.errors",
+    "Spell": "sanctum.grimoire",
     "SpellCallParseError": "sanctum.errors",
     "SpellError": "sanctum.errors",
     "SpellExecutionError": "sanctum.errors",
     "SpellManifestError": "sanctum.errors",
     "StreamModeError": "sanctum.errors",
+    "Tome": "sanctum.grimoire",
     "TraceFileError": "sanctum.errors",
     "Ward": "sanctum.wards.base",
     "WardRejection": "sanctum.errors",
@@ -164,6 +189,8 @@ _EXPORTS: dict[str, str] = {
     "exponential_backoff": "sanctum.ritual",
     "interrupt": "sanctum.ritual",
     "scatter": "sanctum.ritual",
+    "spell": "sanctum.grimoire",
+    "summon": "sanctum.grimoire",
 }
 
 

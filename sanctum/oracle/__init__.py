@@ -6,6 +6,8 @@ import third-party packages and are therefore not imported here; import them fro
 their modules.
 ``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
 OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
+``PromptedSpellCalling`` (prompted tool calling, :mod:`sanctum.oracle.robust`) is also
+available here, as in the original engine.
 """
 
 from sanctum.errors import (
@@ -16,6 +18,7 @@ from sanctum.errors import (
     OracleTimeoutError,
 )
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
+from sanctum.oracle.robust import PromptedSpellCalling
 from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
@@ -27,6 +30,7 @@ __all__ = [
     "OracleResponse",
     "OracleResponseError",
     "OracleTimeoutError",
+    "PromptedSpellCalling",
     "ScriptedOracle",
     "SpellCall",
     "StreamingOracle",
