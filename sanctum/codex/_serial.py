@@ -5,36 +5,41 @@ metadata must be strict JSON (see :func:`sanctum.codex.base.find_unserialisable`
 the put fails with a :class:`~sanctum.errors.SealError` naming the Sigil that wrote the
 offending Conduit, the key path and the type — before anything is written.
 
-Each Conduit value is encoded on its own, so a store can keep a value once and point
-at it from many Seals. When a list value extends the value the same Conduit held in a
-base Seal (an append-reducer conversation), :class:`EncodedValue` also carries the
-suffix — the new items only — so that a store can chain the new items to the stored
-prefix instead of repeating the whole list: storage grows with the conversation, not
-with its square.
+Each Conduit value is planned on its own against what the writer stored for the
+previous Seal (:class:`~sanctum.codex._layout.Held`): an unchanged value is reused, a
+list or string that grew by appending costs only its new part (encoded and checked),
+and a large dict is stored key by key, so a transcript nested in a map chains too.
+The cost of a put therefore follows the change, not the size of the state; see
+:mod:`sanctum.codex._layout` for the rows this produces.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from sanctum.codex._layout import (
+    INLINE_LIMIT,
+    KEEP_TEXT,
+    PACK_LINKS,
+    PACK_MARK,
+    TEXT_MARK,
+    Held,
+    Step,
+    ref_text,
+)
 from sanctum.codex.base import Seal, find_unserialisable
 from sanctum.errors import SealError
 
 __all__ = [
     "EncodedSeal",
-    "EncodedValue",
-    "chain_digest",
     "check_ids",
     "decode_json",
     "encode_json",
     "encode_seal",
-    "extend_text",
-    "root_digest",
 ]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
@@ -43,45 +48,12 @@ MAX_ID_LENGTH = 512
 
 
 @dataclass(slots=True)
-class EncodedValue:
-    """One Conduit value as JSON text.
-
-    ``text`` is the full JSON text. When ``base`` is not None the value is a list that
-    extends the list whose full text is ``base``, and ``suffix`` is the JSON text of
-    the new items joined by commas (no brackets, never empty). Treat as immutable (not
-    frozen: a frozen dataclass is slower to build, and one is built per Conduit per
-    Seal).
-    """
-
-    text: str
-    base: str | None = None
-    suffix: str = ""
-
-
-@dataclass(slots=True)
 class EncodedSeal:
     """A Seal checked and encoded: per-Conduit values plus frontier and metadata text."""
 
-    values: dict[str, EncodedValue]
+    values: dict[str, Step]
     frontier: str
     metadata: str
-
-
-def root_digest(text: str) -> bytes:
-    """Content address (16 bytes) of a value stored whole."""
-    return hashlib.blake2b(b"R" + text.encode("ascii"), digest_size=16).digest()
-
-
-def chain_digest(prev: bytes, suffix: str) -> bytes:
-    """Content address (16 bytes) of a list node that appends ``suffix`` to ``prev``."""
-    return hashlib.blake2b(b"C" + prev + suffix.encode("ascii"), digest_size=16).digest()
-
-
-def extend_text(base: str, suffix: str) -> str:
-    """Return the JSON text of the list ``base`` with the items ``suffix`` appended."""
-    if base == "[]":
-        return f"[{suffix}]"
-    return f"{base[:-1]},{suffix}]"
 
 
 def check_ids(invocation_id: object, seal_id: object = "-") -> None:
@@ -288,61 +260,156 @@ def _quick(value: Any) -> str | None:
     return walk(value)
 
 
-def _encode_value(
-    invocation_id: str, seal: Seal, conduit: str, value: Any, base: str | None
-) -> EncodedValue:
+def _size(value: Any) -> int:
     kind = type(value)
-    if kind is int or kind is str or kind is bool or value is None:
-        return EncodedValue(_dumps(value))  # plain scalars: nothing to check or chain
-    if kind is dict or kind is list or kind is tuple:
-        quick = _quick(value)
-        if quick is not None and (base is None or quick == base or base[:1] != "["):
-            return EncodedValue(quick)  # checked by _quick; no list chain to look for
-    text = _encode_part(invocation_id, seal, value, conduit, conduit)
-    if base is not None and text == base:
-        # Same text as before; but {1: "a"} encodes like {"1": "a"}, so a value holding
-        # objects must still read back as itself (one C-speed parse) or be checked.
-        if "{" in text and json.loads(text) != value:
-            _check_part(invocation_id, seal, value, conduit, conduit, text)
-        return EncodedValue(text)
-    if (
-        base is not None
-        and isinstance(value, (list, tuple))
-        and len(base) >= 2
-        and base[0] == "["
-        and len(text) > len(base)
-    ):
-        if base == "[]":
-            suffix = text[1:-1]
-        elif text.startswith(base[:-1]) and text[len(base) - 1] == ",":
-            suffix = text[len(base) : -1]
-        else:
-            suffix = ""
-        if suffix:
-            # Only the new items can hide a non-str key: the prefix text is identical.
-            added = json.loads(f"[{suffix}]")
-            first = len(value) - len(added)
-            if added != list(value[first:]):
-                for index in range(first, len(value)):
-                    _check_part(invocation_id, seal, value[index], f"{conduit}[{index}]", conduit)
-            return EncodedValue(text, base, suffix)
-    _check_part(invocation_id, seal, value, conduit, conduit, text)
-    return EncodedValue(text)
+    return len(value) if kind is list or kind is tuple or kind is dict or kind is str else -1
+
+
+def _whole(value: Any, text: str, held: Held | None) -> Step:
+    """Store ``value`` (whose full text is ``text``) inline, as its old row, or as a root."""
+    size = _size(value)
+    if len(text) <= INLINE_LIMIT:
+        return Step(Held(value, size, None, text))
+    keep = text if len(text) <= KEEP_TEXT else None
+    if held is not None and held.ref is not None and held.children is None and held.text == text:
+        return Step(Held(value, size, held.ref, keep, None, held.base, held.tail))
+    return Step(Held(value, size, None, keep), body=text)
+
+
+def _link(value: Any, held: Held, content: str, mark: str, sep: str, text: str | None) -> Step:
+    """A link appending ``content`` to the row ``held`` stored — or, every
+    :data:`PACK_LINKS`-th append, a pack of the run since its base."""
+    base = held.ref if held.base is None else held.base
+    tail = (*held.tail, content)
+    if len(tail) >= PACK_LINKS:
+        return Step(Held(value, len(value), None, text), body=PACK_MARK + sep.join(tail), prev=base)
+    step_held = Held(value, len(value), None, text, None, base, tail)
+    return Step(step_held, body=mark + content, prev=held.ref)
+
+
+class _Planner:
+    """Plans the Steps of one Seal's values against what the writer holds (one per put)."""
+
+    __slots__ = ("invocation_id", "seal")
+
+    def __init__(self, invocation_id: str, seal: Seal) -> None:
+        self.invocation_id = invocation_id
+        self.seal = seal
+
+    def encode(self, value: Any, where: str, owner: str) -> str:
+        """The checked JSON text of ``value`` (raises the SealError naming ``where``)."""
+        kind = type(value)
+        if kind is dict or kind is list or kind is tuple:
+            quick = _quick(value)
+            if quick is not None:
+                return quick
+        text = _encode_part(self.invocation_id, self.seal, value, where, owner)
+        _check_part(self.invocation_id, self.seal, value, where, owner, text)
+        return text
+
+    def plan(self, value: Any, held: Held | None, where: str, owner: str) -> Step:
+        """How to store ``value`` given ``held``, what the writer stored before."""
+        kind = type(value)
+        if kind is int or kind is bool or value is None:
+            return _whole(value, _dumps(value), held)
+        stored = held is not None and held.ref is not None
+        if stored and value is held.obj and held.text is None and _size(value) == held.size:  # type: ignore[union-attr]
+            return Step(held)  # type: ignore[arg-type]  # a large value, unchanged
+        if held is not None and held.children is not None and kind is dict:
+            return self.plan_map(value, held, where, owner)
+        if stored and held.children is None:  # type: ignore[union-attr]
+            assert held is not None
+            if kind is str and type(held.obj) is str:
+                step = self.extend_text(value, held)
+                if step is not None:
+                    return step
+            elif (kind is list or kind is tuple) and isinstance(held.obj, (list, tuple)):
+                step = self.extend_list(value, held, where, owner)
+                if step is not None:
+                    return step
+        text = self.encode(value, where, owner)
+        if kind is dict and len(text) > KEEP_TEXT:
+            return self.plan_map(value, None, where, owner)
+        return _whole(value, text, held)
+
+    def extend_text(self, value: str, held: Held) -> Step | None:
+        """A text link when ``value`` extends the string ``held`` stored, else None."""
+        old: str = held.obj
+        if len(value) <= held.size or not value.startswith(old):
+            return None
+        suffix = encode_basestring_ascii(value[held.size :])[1:-1]
+        text = None
+        if held.text is not None and len(held.text) + len(suffix) <= KEEP_TEXT:
+            text = held.text[:-1] + suffix + '"'
+        return _link(value, held, suffix, TEXT_MARK, "", text)
+
+    def extend_list(
+        self, value: list[Any] | tuple[Any, ...], held: Held, where: str, owner: str
+    ) -> Step | None:
+        """A list link when ``value`` extends the list ``held`` stored, else None."""
+        count = held.size
+        if len(value) <= count:
+            return None
+        old = held.obj
+        if value is not old:
+            prefix = value[:count]
+            if type(prefix) is not type(old):
+                prefix, old = list(prefix), list(old)
+            if prefix != old:
+                return None
+        added = value[count:]
+        items = added if type(added) is list else list(added)
+        added_text = self.encode(items, f"{where}[{count}:]", owner)
+        suffix = added_text[1:-1]
+        if not suffix:
+            return None
+        text = None
+        if held.text is not None and len(held.text) + len(suffix) < KEEP_TEXT:
+            text = f"[{suffix}]" if held.text == "[]" else f"{held.text[:-1]},{suffix}]"
+        return _link(value, held, suffix, "", ",", text)
+
+    def plan_map(self, value: dict[Any, Any], held: Held | None, where: str, owner: str) -> Step:
+        """A map row: each key's value stored on its own (a nested transcript chains)."""
+        before = held.children if held is not None else None
+        children: list[tuple[str, Step]] = []
+        helds: dict[str, Held] = {}
+        same = before is not None and len(before) == len(value)
+        for key, child in value.items():
+            if type(key) is not str:
+                raise _refuse(
+                    self.invocation_id,
+                    self.seal,
+                    f"{where}[{key!r}]",
+                    _a(f"{type(key).__name__} key"),
+                    owner,
+                    _PLAIN,
+                )
+            old = before.get(key) if before is not None else None
+            step = self.plan(child, old, f"{where}.{key}", owner)
+            children.append((key, step))
+            helds[key] = step.held
+            if same and (step.new_rows() or old is None or ref_text(old) != ref_text(step.held)):
+                same = False
+        if same and before is not None and list(before) == list(value):
+            assert held is not None
+            return Step(Held(value, len(value), held.ref, None, helds))
+        return Step(Held(value, len(value), None, None, helds), children=children)
 
 
 def encode_seal(
-    invocation_id: str, seal: Seal, bases: Mapping[str, str] | None = None
+    invocation_id: str, seal: Seal, held: Mapping[str, Held] | None = None
 ) -> EncodedSeal:
     """Check and encode a Seal, all or nothing.
 
     Args:
         invocation_id: The Invocation the Seal belongs to (for messages).
         seal: The Seal to encode.
-        bases: ``{conduit: full JSON text}`` of a Seal this one probably continues
-            from; unchanged values and extended lists are recognised against it.
+        held: What the writer stored for the Seal this one continues from, per
+            Conduit; unchanged values, appended lists and strings, and maps holding
+            them are recognised against it, at a cost proportional to the change.
 
     Returns:
-        The encoded Seal.
+        The encoded Seal: a :class:`~sanctum.codex._layout.Step` per Conduit.
 
     Raises:
         SealError: If an id is unusable, the superstep is not an int, the Aether is not
@@ -379,8 +446,9 @@ def encode_seal(
             invocation_id=invocation_id,
             seal_id=seal.seal_id,
         )
-    bases = bases or {}
-    values: dict[str, EncodedValue] = {}
+    held = held or {}
+    planner = _Planner(invocation_id, seal)
+    values: dict[str, Step] = {}
     for conduit, value in seal.aether.items():
         if not isinstance(conduit, str):
             raise _refuse(
@@ -391,7 +459,7 @@ def encode_seal(
                 repr(conduit),
                 "Use str keys.",
             )
-        values[conduit] = _encode_value(invocation_id, seal, conduit, value, bases.get(conduit))
+        values[conduit] = planner.plan(value, held.get(conduit), conduit, conduit)
     frontier = seal.frontier
     frontier_text = None
     if isinstance(frontier, (list, tuple)):

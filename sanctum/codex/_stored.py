@@ -1,121 +1,61 @@
-"""The stored layout of Seals, shared by the persistent stores (private).
+"""Seal rows and value rows, read and written the same way by every Codex (private).
 
-Persistent stores keep each large Conduit value as a row ``(id, digest, prev, body)``:
-a root row (``prev`` NULL) holds the whole JSON text; a chained row holds only list
-items appended to the value of row ``prev``. A Seal row holds its frontier and
-metadata as JSON text and its Aether as a JSON object ``{conduit: ref}`` in Conduit
-order, where a ref is a value row id, or ``[value]`` for a small value (at most
-:data:`INLINE_LIMIT` bytes of JSON) kept inline — a counter costs no extra row.
-
-:func:`plan_values` decides, per Conduit, how a new Seal stores each value;
-:func:`assemble_texts` rebuilds full texts from rows; :func:`thaw_seal` turns a Seal
-row into a :class:`~sanctum.codex.base.Seal`, raising a
-:class:`~sanctum.errors.SealError` naming the Invocation, the Seal and the store when
-anything was damaged (a hand-edited row, a missing value).
+A Seal row holds its frontier and metadata as JSON text and its Aether as a JSON
+object ``{conduit: ref}`` in Conduit order, where a ref is a value row id, or
+``[value]`` for a small value kept inline (see :mod:`sanctum.codex._layout` for the
+value rows). :func:`aether_column` writes that column from the planned Steps;
+:class:`Values` rebuilds values from value rows, each in time proportional to its
+size; :func:`thaw_seal` turns a Seal row into a :class:`~sanctum.codex.base.Seal`,
+raising a :class:`~sanctum.errors.SealError` naming the Invocation, the Seal and the
+store when anything was damaged (a hand-edited row, a missing value), and tells a
+writer what the loaded Seal holds, so that the next Seal written after a resume
+chains to the stored rows instead of copying them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from sanctum.codex._serial import (
-    EncodedSeal,
-    chain_digest,
-    encode_json,
-    extend_text,
-    root_digest,
+from sanctum.codex._layout import (
+    KEEP_TEXT,
+    MAP_MARK,
+    PACK_MARK,
+    TEXT_MARK,
+    Held,
+    Step,
+    ref_text,
 )
 from sanctum.codex.base import Seal
 from sanctum.errors import SealError
 
 __all__ = [
-    "INLINE_LIMIT",
-    "Bases",
-    "Placement",
+    "Values",
     "aether_column",
-    "assemble_texts",
-    "bases_from_refs",
+    "child_ids",
     "damaged",
     "decode_refs",
-    "plan_values",
     "thaw_seal",
     "value_ids",
 ]
 
-INLINE_LIMIT = 256
-"""Largest value (bytes of JSON) kept inline in the Seal row instead of a value row."""
-
 Ref = int | list[Any]
-Bases = dict[str, tuple[str, int | None]]
-"""``{conduit: (full JSON text, value row id or None when inline)}`` of a base Seal."""
+_MARKS = frozenset((TEXT_MARK, MAP_MARK, PACK_MARK))
 
 
-@dataclass(slots=True)
-class Placement:
-    """How one Conduit value of a new Seal is stored.
-
-    ``value_id`` set: reuse that row. ``digest`` set: insert a row
-    ``(digest, prev, body)`` (``prev`` None for a root). Neither: inline ``text``.
-    Treat as immutable (not frozen only because a frozen dataclass is slower to build,
-    and one is built per Conduit per Seal).
-    """
-
-    conduit: str
-    text: str
-    value_id: int | None = None
-    digest: bytes | None = None
-    prev: int | None = None
-    body: str = ""
-
-
-def plan_values(encoded: EncodedSeal, bases: Bases) -> list[Placement]:
-    """Decide how each value of ``encoded`` is stored, given the base Seal's values."""
-    plan: list[Placement] = []
-    for name, value in encoded.values.items():
-        base = bases.get(name)
-        if base is not None and base[0] == value.text and base[1] is not None:
-            plan.append(Placement(name, value.text, value_id=base[1]))
-        elif base is not None and base[1] is not None and value.base is not None:
-            digest = chain_digest(base[1].to_bytes(8, "big"), value.suffix)
-            plan.append(Placement(name, value.text, digest=digest, prev=base[1], body=value.suffix))
-        elif len(value.text) <= INLINE_LIMIT:
-            plan.append(Placement(name, value.text))
-        else:
-            plan.append(
-                Placement(name, value.text, digest=root_digest(value.text), body=value.text)
-            )
-    return plan
-
-
-def aether_column(plan: list[Placement], ids: dict[str, int]) -> str:
-    """The Seal row's Aether column: refs in Conduit order (``ids`` for stored values)."""
-    parts = []
-    for place in plan:
-        key = encode_basestring_ascii(place.conduit)
-        value_id = ids.get(place.conduit)
-        parts.append(f"{key}:{value_id}" if value_id is not None else f"{key}:[{place.text}]")
+def aether_column(values: Mapping[str, Step]) -> str:
+    """The Seal row's Aether column: refs in Conduit order (after the steps were written)."""
+    parts = [
+        f"{encode_basestring_ascii(name)}:{ref_text(step.held)}" for name, step in values.items()
+    ]
     return "{" + ",".join(parts) + "}"
 
 
-def value_ids(refs: dict[str, Ref]) -> set[int]:
-    """The value row ids a Seal row points at."""
-    return {ref for ref in refs.values() if isinstance(ref, int)}
-
-
-def bases_from_refs(refs: dict[str, Ref], texts: dict[int, str]) -> Bases:
-    """A stored Seal's values as bases for the next Seal (texts re-encoded for inline)."""
-    bases: Bases = {}
-    for name, ref in refs.items():
-        if isinstance(ref, int):
-            if ref in texts:
-                bases[name] = (texts[ref], ref)
-        else:
-            bases[name] = (encode_json(ref[0]), None)
-    return bases
+def value_ids(refs: Mapping[str, Ref]) -> set[int]:
+    """The value row ids a Seal row (or a map row) points at."""
+    return {ref for ref in refs.values() if isinstance(ref, int) and not isinstance(ref, bool)}
 
 
 def damaged(invocation_id: str, seal_id: str, location: str, problem: str) -> SealError:
@@ -153,52 +93,157 @@ def decode_refs(invocation_id: str, seal_id: str, location: str, text: object) -
     return refs
 
 
-def assemble_texts(rows: Iterable[tuple[int, int | None, str]]) -> dict[int, str]:
-    """Rebuild the full JSON text of every value row given, chains included.
+def child_ids(body: object) -> set[int]:
+    """The rows a map row points at (empty for any other row or a damaged body)."""
+    if not isinstance(body, str) or not body.startswith(MAP_MARK):
+        return set()
+    try:
+        refs = json.loads(body[1:])
+    except ValueError:
+        return set()
+    return value_ids(refs) if isinstance(refs, dict) else set()
 
-    Args:
-        rows: ``(id, prev, body)`` for the wanted rows and all their ancestors.
 
-    Returns:
-        ``{id: full JSON text}`` for every row whose chain is complete (a row whose
-        ancestor is missing, or that loops, is left out).
+class _Broken(Exception):
+    """A value row is missing, loops, or does not fit its chain (the problem as text)."""
+
+
+def _parse(text: str, row_id: int) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise _Broken(f"value {row_id} is not valid JSON") from None
+
+
+class Values:
+    """Value rows fetched for some Seals, rebuilt on demand.
+
+    Each :meth:`load` parses afresh (two Seals never share a mutable value) and part by
+    part — one JSON parse per root, pack and link, never a joined text of the whole
+    value — so loading a transcript needs about its size in rows plus its size in
+    objects. ``rows`` are ``(id, prev, body)``: the wanted rows, their ancestors and a
+    map row's children (see :mod:`sanctum.codex._layout`).
     """
-    table = {row_id: (prev, body) for row_id, prev, body in rows}
-    texts: dict[int, str] = {}
-    for start in table:
-        if start in texts:
-            continue
-        path: list[int] = []
+
+    __slots__ = ("table",)
+
+    def __init__(self, rows: Iterable[tuple[int, Any, Any]]) -> None:
+        self.table = {row_id: (prev, body) for row_id, prev, body in rows}
+
+    def load(self, ref: Ref) -> Held:
+        """The value behind ``ref`` and what a writer holds of it.
+
+        Raises:
+            ValueError: Naming the problem, when a row is missing, loops, does not fit
+                its chain, or is not valid JSON.
+        """
+        if isinstance(ref, list):
+            value = ref[0]
+            size = len(value) if isinstance(value, (list, tuple, dict, str)) else -1
+            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+            return Held(value, size, None, text)
+        try:
+            return self._load(ref, set())
+        except _Broken as exc:
+            raise ValueError(str(exc)) from None
+
+    def _chain(self, start: int) -> tuple[Any, str, list[str], list[str]]:
+        """Walk from ``start`` to its root: ``(root id, root body, marks, parts)``,
+        parts newest first."""
+        table = self.table
+        parts: list[str] = []
+        marks: list[str] = []
         seen: set[int] = set()
-        node: int | None = start
-        while node is not None and node not in texts:
-            if node in seen or node not in table:
-                node = -1
-                break
+        node: Any = start
+        while True:
+            if node in seen:
+                raise _Broken(f"value {start} loops back on itself")
+            if node not in table:
+                raise _Broken(f"value {node} is missing")
             seen.add(node)
-            path.append(node)
-            node = table[node][0]
-        if node == -1:
-            continue
-        text = texts[node] if node is not None else None
-        for row_id in reversed(path):
-            prev, body = table[row_id]
+            prev, body = table[node]
+            if not isinstance(body, str) or not body:
+                raise _Broken(f"value {node} is unreadable")
             if prev is None:
-                text = body
+                return node, body, marks, parts
+            mark = body[0] if body[0] in _MARKS else ""
+            marks.append(mark)
+            parts.append(body[1:] if mark else body)
+            node = prev
+
+    def _load(self, start: int, active: set[int]) -> Held:
+        root_id, body, marks, parts = self._chain(start)
+        if body.startswith(MAP_MARK):
+            if parts:
+                raise _Broken(f"value {start} continues a map")
+            return self._load_map(start, body, active)
+        base: int | None = None
+        tail: tuple[str, ...] = ()
+        if parts and marks[0] != PACK_MARK:
+            run = marks.index(PACK_MARK) if PACK_MARK in marks else len(marks)
+            tail = tuple(reversed(parts[:run]))
+            base = self._nth(start, run) if run < len(marks) else root_id
+        parts.reverse()
+        marks.reverse()
+        if not parts:
+            value = _parse(body, start)
+            size = len(value) if isinstance(value, (list, dict, str)) else -1
+            return Held(value, size, start, body if len(body) <= KEEP_TEXT else None)
+        if body.startswith('"') and len(body) >= 2 and body.endswith('"'):
+            if any(mark not in (TEXT_MARK, PACK_MARK) for mark in marks):
+                raise _Broken(f"value {start} mixes text and list links")
+            text = "".join([body[:-1], *parts, '"'])
+            value = _parse(text, start)
+            short = text if len(text) <= KEEP_TEXT else None
+            return Held(value, len(value), start, short, None, base, tail)
+        if not (body.startswith("[") and body.endswith("]")):
+            raise _Broken(f"value {start} continues a value that is not a list or text")
+        if any(mark not in ("", PACK_MARK) for mark in marks) or not all(parts):
+            raise _Broken(f"value {start} mixes list and text links")
+        items = _parse(body, root_id)
+        keep: str | None = None
+        if len(body) + sum(map(len, parts)) + len(parts) <= KEEP_TEXT:
+            joined = ",".join(parts)
+            keep = f"[{joined}]" if body == "[]" else f"{body[:-1]},{joined}]"
+        for part in parts:
+            items.extend(_parse(f"[{part}]", start))
+        return Held(items, len(items), start, keep, None, base, tail)
+
+    def _nth(self, start: int, count: int) -> int:
+        """The row ``count`` links below ``start``."""
+        node = start
+        for _ in range(count):
+            node = self.table[node][0]
+        return node
+
+    def _load_map(self, start: int, body: str, active: set[int]) -> Held:
+        if start in active:
+            raise _Broken(f"value {start} contains itself")
+        refs = _parse(body[1:], start)
+        if not isinstance(refs, dict):
+            raise _Broken(f"value {start} is not a map of value refs")
+        active.add(start)
+        value: dict[str, Any] = {}
+        children: dict[str, Held] = {}
+        for key, ref in refs.items():
+            if isinstance(ref, list) and len(ref) == 1:
+                child = self.load(ref)
+            elif isinstance(ref, int) and not isinstance(ref, bool):
+                child = self._load(ref, active)
             else:
-                assert text is not None
-                if not (text.startswith("[") and text.endswith("]")):
-                    break
-                text = extend_text(text, body)
-            texts[row_id] = text
-    return texts
+                raise _Broken(f"value {start} is not a map of value refs")
+            value[key] = child.obj
+            children[key] = child
+        active.discard(start)
+        return Held(value, len(value), start, None, children)
 
 
 def thaw_seal(
     invocation_id: str,
     location: str,
     row: tuple[Any, ...],
-    texts: Mapping[int, str],
+    values: Values,
+    held: dict[str, Held] | None = None,
 ) -> Seal:
     """Turn a stored Seal row into a Seal, checking every field.
 
@@ -206,7 +251,9 @@ def thaw_seal(
         invocation_id: The Invocation (for messages).
         location: The store's path or address (for messages; never a password).
         row: ``(seal_id, superstep, timestamp, frontier_json, metadata_json, refs_json)``.
-        texts: Full value texts by id (from :func:`assemble_texts`).
+        values: The value rows the Seal points at (see :class:`Values`).
+        held: When given, filled with what a writer holds of each loaded value (so
+            that the next Seal chains to these rows).
 
     Raises:
         SealError: If any field was damaged (naming the Invocation and the Seal).
@@ -233,27 +280,19 @@ def thaw_seal(
     if not isinstance(metadata, dict):
         raise damaged(invocation_id, seal_id, location, "its metadata is not a JSON object")
     aether: dict[str, Any] = {}
-    for conduit, value_id in refs.items():
-        if isinstance(value_id, list):
-            aether[conduit] = value_id[0]
-            continue
-        text = texts.get(value_id)
-        if text is None:
-            raise damaged(
-                invocation_id,
-                seal_id,
-                location,
-                f"the value of conduit {conduit!r} (value {value_id}) is missing or broken",
-            )
+    for conduit, ref in refs.items():
         try:
-            aether[conduit] = json.loads(text)
-        except ValueError:
+            loaded = values.load(ref)
+        except ValueError as exc:
             raise damaged(
                 invocation_id,
                 seal_id,
                 location,
-                f"the value of conduit {conduit!r} (value {value_id}) is not valid JSON",
+                f"the value of conduit {conduit!r} (value {ref}) cannot be read: {exc}",
             ) from None
+        aether[conduit] = loaded.obj
+        if held is not None:
+            held[conduit] = loaded
     return Seal(
         seal_id=seal_id,
         aether=aether,

@@ -3,8 +3,9 @@
 MemoryCodex — an in-memory checkpoint store, the reference implementation for tests
 and ephemeral invocations. Not shared across processes and not persistent. It keeps
 copies, so mutating a dict after ``put`` (or a Seal returned by ``get``) never alters
-the history: JSON text for plain data (lists that extend the previous Seal's list keep
-only the new items), and deep copies for an Aether holding what JSON cannot (datetimes,
+the history: JSON text for plain data, in the value rows every store shares (see
+:mod:`sanctum.codex._layout`: a list or string that grows by appending keeps only its
+new part per Seal), and deep copies for an Aether holding what JSON cannot (datetimes,
 sets, your own objects) — which the persistent stores refuse with a SealError, as the
 specification prescribes; MemoryCodex is where such state may live.
 """
@@ -15,10 +16,21 @@ import builtins
 import copy
 import dataclasses
 import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sanctum.codex._serial import decode_json, encode_seal, extend_text
+from sanctum.codex._layout import Held, write_step
+from sanctum.codex._serial import decode_json, encode_json, encode_seal
+from sanctum.codex._stored import (
+    Values,
+    aether_column,
+    child_ids,
+    decode_refs,
+    thaw_seal,
+    value_ids,
+)
 from sanctum.codex.base import (
     Codex,
     InvocationSummary,
@@ -30,27 +42,8 @@ from sanctum.errors import SealError
 
 __all__ = ["MemoryCodex"]
 
-
-@dataclass(frozen=True, slots=True)
-class _Node:
-    """A stored value: whole JSON text, or new list items chained to ``prev``."""
-
-    body: str
-    prev: _Node | None = None
-
-    def text(self) -> str:
-        if self.prev is None:
-            return self.body
-        parts: builtins.list[str] = []
-        node: _Node | None = self
-        while node is not None and node.prev is not None:
-            parts.append(node.body)
-            node = node.prev
-        assert node is not None
-        text = node.body
-        for body in reversed(parts):
-            text = extend_text(text, body)
-        return text
+_CACHED_SEALS = 64
+_LOCATION = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +53,8 @@ class _Entry:
     timestamp: float
     frontier: tuple[str, ...]
     metadata: str
-    values: dict[str, _Node]
+    aether: str
+    """The Aether column, as a persistent store writes it (refs to value rows)."""
     order: int
     live: tuple[dict[str, Any], dict[str, Any]] | None = None
     """Copies of the Aether and metadata when they are not plain JSON (else None)."""
@@ -74,8 +68,9 @@ class MemoryCodex(Codex):
 
     MemoryCodex — an in-memory checkpoint store. Stores histories in a plain dict keyed
     by invocation_id. Intended for tests and short-lived local runs; contents vanish
-    with the object. Values are kept as JSON text (lists that extend the previous
-    Seal's list keep only the new items), so memory grows linearly with a conversation.
+    with the object. Values are kept as JSON text in the persistent stores' layout (a
+    list or string that extends the previous Seal's keeps only its new part), so
+    memory grows linearly with a conversation and a put costs what changed.
     Each history is also indexed by seal_id, so a write's duplicate check and a lookup
     by seal_id take constant time however long the Invocation runs.
     """
@@ -85,31 +80,46 @@ class MemoryCodex(Codex):
         self._histories: dict[str, builtins.list[_Entry]] = {}
         self._by_id: dict[str, dict[str, _Entry]] = {}
         """Per invocation: seal_id → its entry (the same entries as ``_histories``)."""
-        self._latest: dict[str, tuple[str, dict[str, tuple[str, _Node]]]] = {}
+        self._rows: dict[int, tuple[int | None, str]] = {}
+        """Value rows, the layout every store shares: id → (prev, body)."""
+        self._helds: OrderedDict[tuple[str, str], dict[str, Held]] = OrderedDict()
         self._lock = threading.Lock()
         self._order = 0
 
     # ------------------------------------------------------------------ writing
 
-    def _bases(self, invocation_id: str, seal: Seal) -> dict[str, tuple[str, _Node]]:
-        """Texts and nodes of the Seal this one probably continues from."""
-        cached = self._latest.get(invocation_id)
-        parent = seal.parent
-        if cached is not None and (parent is None or cached[0] == parent):
-            return cached[1]
-        if parent is not None:
-            entry = self._by_id.get(invocation_id, {}).get(parent)
-            if entry is not None:
-                return {name: (node.text(), node) for name, node in entry.values.items()}
-        return cached[1] if cached is not None else {}
+    def _hold(self, invocation_id: str, seal_id: str, held: dict[str, Held]) -> None:
+        helds = self._helds
+        helds[invocation_id, seal_id] = held
+        helds.move_to_end((invocation_id, seal_id))
+        while len(helds) > _CACHED_SEALS:
+            helds.popitem(last=False)
+
+    def _held(self, invocation_id: str, parent: str | None) -> dict[str, Held]:
+        """What the Seal ``parent`` holds, remembered or rebuilt (a hint: {} if unknown)."""
+        if parent is None:
+            return {}
+        held = self._helds.get((invocation_id, parent))
+        if held is not None:
+            return held
+        entry = self._by_id.get(invocation_id, {}).get(parent)
+        if entry is None or entry.live is not None:
+            return {}
+        try:
+            self._thaw(invocation_id, entry, remember=True)
+        except SealError:
+            return {}
+        return self._helds.get((invocation_id, parent), {})
+
+    def _put_row(self, body: str, prev: Any) -> int:
+        row_id = len(self._rows) + 1
+        self._rows[row_id] = (prev, body)
+        return row_id
 
     def _write(self, invocation_id: str, seal: Seal, check: bool, expected: str | None) -> None:
         """Check, encode and append under the lock (``check``: the optimistic check)."""
-        bases = self._bases(invocation_id, seal)
         try:
-            encoded = encode_seal(
-                invocation_id, seal, {name: text for name, (text, _) in bases.items()}
-            )
+            encoded = encode_seal(invocation_id, seal, self._held(invocation_id, seal.parent))
         except SealError:
             plain = find_unserialisable(dict(seal.aether)) is None
             if plain and find_unserialisable(dict(seal.metadata)) is None:
@@ -118,22 +128,15 @@ class MemoryCodex(Codex):
             # frontier must still be usable: check them on the Seal without its values
             encode_seal(invocation_id, dataclasses.replace(seal, aether={}, metadata={}), {})
             live = (_copied(dict(seal.aether)), _copied(dict(seal.metadata)))
-            self._append(invocation_id, seal, check, expected, "", {}, live)
-            self._latest.pop(invocation_id, None)  # the next Seal is encoded whole
+            self._append(invocation_id, seal, check, expected, "", "{}", live)
             return
-        values: dict[str, _Node] = {}
-        for name, value in encoded.values.items():
-            base = bases.get(name)
-            if base is not None and base[0] == value.text:
-                values[name] = base[1]
-            elif base is not None and value.base is not None:
-                values[name] = _Node(value.suffix, base[1])
-            else:
-                values[name] = _Node(value.text)
-        self._append(invocation_id, seal, check, expected, encoded.metadata, values, None)
-        self._latest[invocation_id] = (
-            seal.seal_id,
-            {name: (encoded.values[name].text, node) for name, node in values.items()},
+        history = self._check(invocation_id, seal, check, expected)
+        for step in encoded.values.values():
+            write_step(step, self._put_row)
+        aether = aether_column(encoded.values)
+        self._append(invocation_id, seal, check, expected, encoded.metadata, aether, None, history)
+        self._hold(
+            invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}
         )
 
     def _append(
@@ -143,11 +146,13 @@ class MemoryCodex(Codex):
         check: bool,
         expected: str | None,
         metadata: str,
-        values: dict[str, _Node],
+        aether: str,
         live: tuple[dict[str, Any], dict[str, Any]] | None,
+        history: builtins.list[_Entry] | None = None,
     ) -> None:
         """Append the entry after the optimistic check and the append-only rule."""
-        history = self._check(invocation_id, seal, check, expected)
+        if history is None:
+            history = self._check(invocation_id, seal, check, expected)
         self._order += 1
         entry = _Entry(
             seal.seal_id,
@@ -155,7 +160,7 @@ class MemoryCodex(Codex):
             float(seal.timestamp),
             tuple(seal.frontier),
             metadata,
-            values,
+            aether,
             self._order,
             live,
         )
@@ -212,37 +217,68 @@ class MemoryCodex(Codex):
 
     # ------------------------------------------------------------------ reading
 
-    @staticmethod
-    def _thaw(entry: _Entry) -> Seal:
+    def _chains(self, ids: Iterable[int]) -> builtins.list[tuple[int, Any, Any]]:
+        """The value rows behind ``ids``: their chains, and a map row's children's."""
+        rows = self._rows
+        out: builtins.list[tuple[int, Any, Any]] = []
+        seen: set[int] = set()
+        stack = builtins.list(ids)
+        while stack:
+            row_id = stack.pop()
+            while row_id not in seen and row_id in rows:
+                seen.add(row_id)
+                prev, body = rows[row_id]
+                out.append((row_id, prev, body))
+                stack.extend(child_ids(body))
+                if prev is None:
+                    break
+                row_id = prev
+        return out
+
+    def _thaw(self, invocation_id: str, entry: _Entry, remember: bool = False) -> Seal:
         if entry.live is not None:
-            aether = _copied(entry.live[0])
-        else:
-            aether = {name: decode_json(node.text()) for name, node in entry.values.items()}
-        return Seal(
-            seal_id=entry.seal_id,
-            aether=aether,
-            frontier=entry.frontier,
-            superstep=entry.superstep,
-            timestamp=entry.timestamp,
-            metadata=entry.meta(),
+            return Seal(
+                seal_id=entry.seal_id,
+                aether=_copied(entry.live[0]),
+                frontier=entry.frontier,
+                superstep=entry.superstep,
+                timestamp=entry.timestamp,
+                metadata=entry.meta(),
+            )
+        refs = decode_refs(invocation_id, entry.seal_id, _LOCATION, entry.aether)
+        values = Values(self._chains(value_ids(refs)))
+        row = (
+            entry.seal_id,
+            entry.superstep,
+            entry.timestamp,
+            encode_json(builtins.list(entry.frontier)),
+            entry.metadata,
+            entry.aether,
         )
+        held: dict[str, Held] | None = {} if remember else None
+        seal = thaw_seal(invocation_id, _LOCATION, row, values, held)
+        if held is not None:
+            self._hold(invocation_id, entry.seal_id, held)
+        return seal
 
     async def get(self, invocation_id: str) -> Seal | None:
         """Return the Invocation's most recently written Seal (a fresh copy), or None."""
         with self._lock:
             history = self._histories.get(invocation_id)
-            return self._thaw(history[-1]) if history else None
+            return self._thaw(invocation_id, history[-1], remember=True) if history else None
 
     async def list(self, invocation_id: str) -> builtins.list[Seal]:
         """Return the Invocation's full Seal history (fresh copies), oldest first."""
         with self._lock:
-            return [self._thaw(entry) for entry in self._histories.get(invocation_id, ())]
+            return [
+                self._thaw(invocation_id, entry) for entry in self._histories.get(invocation_id, ())
+            ]
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation (a fresh copy), or None."""
         with self._lock:
             entry = self._by_id.get(invocation_id, {}).get(seal_id)
-            return self._thaw(entry) if entry is not None else None
+            return self._thaw(invocation_id, entry, remember=True) if entry is not None else None
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
         """Return the most recently written Invocations, newest first (at most ``limit``).

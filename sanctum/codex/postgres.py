@@ -4,10 +4,11 @@ PostgresCodex — a checkpoint store on PostgreSQL through psycopg 3 and its con
 pool (the ``postgres`` extra: ``pip install 'sanctum[postgres]'``). Both are imported
 when a PostgresCodex is created, never by ``import sanctum``.
 
-The layout is the SqliteCodex one: values stored once, content-addressed, lists that
-extend the parent Seal's list stored as their new items chained to the stored prefix;
-Seal rows point at values. Tables are created on first use inside ``schema`` (created
-when missing), with named, recorded migrations serialised by an advisory lock.
+The layout is the SqliteCodex one (:mod:`sanctum.codex._layout`): values stored once,
+content-addressed; a list or string that extends the parent Seal's stored as its new
+part chained to the stored prefix, a large dict key by key; Seal rows point at values.
+Tables are created on first use inside ``schema`` (created when missing), with named,
+recorded migrations serialised by an advisory lock.
 
 ``put_next`` holds a row lock on the Invocation's index row for the check and the
 append, so two machines resuming one Invocation can never both append after the same
@@ -26,14 +27,13 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
+from sanctum.codex._layout import Held, Step, map_body, row_digest
 from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._stored import (
-    Bases,
+    Values,
     aether_column,
-    assemble_texts,
-    bases_from_refs,
+    child_ids,
     decode_refs,
-    plan_values,
     thaw_seal,
     value_ids,
 )
@@ -44,7 +44,7 @@ __all__ = ["PostgresCodex"]
 
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SEAL_COLUMNS = 'seal_id, superstep, "timestamp", frontier, metadata, aether'
-_CACHED_INVOCATIONS = 32
+_CACHED_SEALS = 64
 _MIGRATION_LOCK = 0x5A4E_C700_DEC0
 
 
@@ -137,7 +137,7 @@ class PostgresCodex(Codex):
         self._ready = False
         self._open_lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
-        self._latest: OrderedDict[str, tuple[str, Bases]] = OrderedDict()
+        self._helds: OrderedDict[tuple[str, str], dict[str, Held]] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"PostgresCodex({self.location!r}, schema={self.schema!r})"
@@ -247,29 +247,46 @@ class PostgresCodex(Codex):
     async def aclose(self) -> None:
         """Close the pool; a later call reconnects. Idempotent."""
         pool, self._pool, self._pool_loop = self._pool, None, None
-        self._latest.clear()
+        self._helds.clear()
         if pool is not None:
             await pool.close()
 
     # ------------------------------------------------------------------ reading
 
-    async def _texts(self, conn: Any, ids: Iterable[int]) -> dict[int, str]:
-        wanted = sorted(set(ids))
-        if not wanted:
-            return {}
+    async def _rows(self, conn: Any, ids: Iterable[int]) -> builtins.list[tuple[Any, Any, Any]]:
+        """The value rows behind ``ids``: their chains, and a map row's children's."""
         s = self._s
-        cursor = await conn.execute(
-            f"WITH RECURSIVE chain(id) AS (SELECT unnest(%s::bigint[]) UNION "
-            f"SELECT v.prev FROM {s}.sanctum_values AS v JOIN chain AS c ON v.id = c.id "
-            "WHERE v.prev IS NOT NULL) "
-            f"SELECT v.id, v.prev, v.body FROM {s}.sanctum_values AS v "
-            "JOIN chain AS c ON v.id = c.id",
-            (wanted,),
-        )
-        return assemble_texts(await cursor.fetchall())
+        rows: builtins.list[tuple[Any, Any, Any]] = []
+        seen: set[int] = set()
+        pending = set(ids)
+        while pending:
+            cursor = await conn.execute(
+                f"WITH RECURSIVE chain(id) AS (SELECT unnest(%s::bigint[]) UNION "
+                f"SELECT v.prev FROM {s}.sanctum_values AS v JOIN chain AS c ON v.id = c.id "
+                "WHERE v.prev IS NOT NULL) "
+                f"SELECT v.id, v.prev, v.body FROM {s}.sanctum_values AS v "
+                "JOIN chain AS c ON v.id = c.id",
+                (sorted(pending),),
+            )
+            fetched = await cursor.fetchall()
+            seen.update(pending)
+            pending = set()
+            for row in fetched:
+                seen.add(row[0])
+                pending.update(child_ids(row[2]))
+            rows.extend(fetched)
+            pending -= seen
+        return rows
+
+    def _hold(self, invocation_id: str, seal_id: str, held: dict[str, Held]) -> None:
+        helds = self._helds
+        helds[invocation_id, seal_id] = held
+        helds.move_to_end((invocation_id, seal_id))
+        while len(helds) > _CACHED_SEALS:
+            helds.popitem(last=False)
 
     async def _read(
-        self, invocation_id: str, where: str, params: tuple[Any, ...]
+        self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
     ) -> builtins.list[Seal]:
         pool = await self._open()
         try:
@@ -281,10 +298,17 @@ class PostgresCodex(Codex):
                 ids: set[int] = set()
                 for row in rows:
                     ids.update(value_ids(decode_refs(invocation_id, row[0], self.location, row[5])))
-                texts = await self._texts(conn, ids)
+                values = Values(await self._rows(conn, ids))
         except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
             raise self._unreachable(exc, invocation_id) from None
-        return [thaw_seal(invocation_id, self.location, row, texts) for row in rows]
+        seals = []
+        for row in rows:
+            held: dict[str, Held] | None = {} if remember else None
+            seal = thaw_seal(invocation_id, self.location, row, values, held)
+            if held is not None:
+                self._hold(invocation_id, seal.seal_id, held)
+            seals.append(seal)
+        return seals
 
     async def get(self, invocation_id: str) -> Seal | None:
         """Return the Invocation's most recently written Seal, or None.
@@ -293,7 +317,10 @@ class PostgresCodex(Codex):
             SealError: If the server cannot be used or the Seal row was damaged.
         """
         seals = await self._read(
-            invocation_id, "WHERE invocation_id = %s ORDER BY seq DESC LIMIT 1", (invocation_id,)
+            invocation_id,
+            "WHERE invocation_id = %s ORDER BY seq DESC LIMIT 1",
+            (invocation_id,),
+            remember=True,
         )
         return seals[0] if seals else None
 
@@ -314,7 +341,10 @@ class PostgresCodex(Codex):
             SealError: If the server cannot be used or the Seal row was damaged.
         """
         seals = await self._read(
-            invocation_id, "WHERE invocation_id = %s AND seal_id = %s", (invocation_id, seal_id)
+            invocation_id,
+            "WHERE invocation_id = %s AND seal_id = %s",
+            (invocation_id, seal_id),
+            remember=True,
         )
         return seals[0] if seals else None
 
@@ -344,7 +374,7 @@ class PostgresCodex(Codex):
                 invocation_id,
                 self.location,
                 (seal_id, superstep, timestamp, frontier, metadata, "{}"),
-                {},
+                Values(()),
             )
             out.append(
                 InvocationSummary(
@@ -360,27 +390,23 @@ class PostgresCodex(Codex):
 
     # ------------------------------------------------------------------ writing
 
-    async def _bases(self, pool: Any, invocation_id: str, seal: Seal) -> Bases:
-        cached = self._latest.get(invocation_id)
-        parent = seal.parent
-        if cached is not None and (parent is None or cached[0] == parent):
-            return cached[1]
+    async def _held(self, invocation_id: str, parent: str | None) -> dict[str, Held]:
+        """What the Seal ``parent`` holds, remembered or loaded (a hint: {} on trouble)."""
         if parent is None:
             return {}
+        held = self._helds.get((invocation_id, parent))
+        if held is not None:
+            return held
         try:
-            async with pool.connection() as conn:
-                cursor = await conn.execute(
-                    f"SELECT aether FROM {self._s}.sanctum_seals "
-                    "WHERE invocation_id = %s AND seal_id = %s",
-                    (invocation_id, parent),
-                )
-                row = await cursor.fetchone()
-                if row is None:
-                    return cached[1] if cached is not None else {}
-                refs = decode_refs(invocation_id, parent, self.location, row[0])
-                return bases_from_refs(refs, await self._texts(conn, value_ids(refs)))
-        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout, SealError):
+            await self._read(
+                invocation_id,
+                "WHERE invocation_id = %s AND seal_id = %s",
+                (invocation_id, parent),
+                remember=True,
+            )
+        except SealError:
             return {}  # only a hint: the put itself reports real trouble
+        return self._helds.get((invocation_id, parent), {})
 
     async def _store_value(self, conn: Any, digest: bytes, prev: int | None, body: str) -> int:
         s = self._s
@@ -397,19 +423,23 @@ class PostgresCodex(Codex):
             row = await cursor.fetchone()
         return int(row[0])
 
+    async def _write_step(self, conn: Any, step: Step) -> None:
+        """Insert the rows ``step`` needs, children first, filling each ``held.ref``."""
+        if step.children is not None:
+            for _key, child in step.children:
+                await self._write_step(conn, child)
+            body = map_body(step.children)
+            step.held.ref = await self._store_value(conn, row_digest(body, None), None, body)
+        elif step.body is not None:
+            digest = row_digest(step.body, step.prev)
+            step.held.ref = await self._store_value(conn, digest, step.prev, step.body)
+
     async def _append(
-        self, conn: Any, invocation_id: str, seal: Seal, encoded: EncodedSeal, bases: Bases
-    ) -> Bases:
+        self, conn: Any, invocation_id: str, seal: Seal, encoded: EncodedSeal
+    ) -> None:
         s = self._s
-        plan = plan_values(encoded, bases)
-        ids: dict[str, int] = {}
-        for place in plan:
-            if place.value_id is not None:
-                ids[place.conduit] = place.value_id
-            elif place.digest is not None:
-                ids[place.conduit] = await self._store_value(
-                    conn, place.digest, place.prev, place.body
-                )
+        for step in encoded.values.values():
+            await self._write_step(conn, step)
         cursor = await conn.execute(
             f"INSERT INTO {s}.sanctum_seals (invocation_id, {_SEAL_COLUMNS}) "
             "VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq",
@@ -420,7 +450,7 @@ class PostgresCodex(Codex):
                 float(seal.timestamp),
                 encoded.frontier,
                 encoded.metadata,
-                aether_column(plan, ids),
+                aether_column(encoded.values),
             ),
         )
         seq = (await cursor.fetchone())[0]
@@ -429,14 +459,12 @@ class PostgresCodex(Codex):
             "seals = seals + 1 WHERE invocation_id = %s",
             (seq, seal.seal_id, invocation_id),
         )
-        return {place.conduit: (place.text, ids.get(place.conduit)) for place in plan}
 
     async def _write(
         self, invocation_id: str, seal: Seal, check: bool, expected: str | None
     ) -> None:
         pool = await self._open()
-        bases = await self._bases(pool, invocation_id, seal)
-        encoded = encode_seal(invocation_id, seal, {k: t for k, (t, _) in bases.items()})
+        encoded = encode_seal(invocation_id, seal, await self._held(invocation_id, seal.parent))
         psycopg = self._psycopg
         s = self._s
         try:
@@ -456,7 +484,7 @@ class PostgresCodex(Codex):
                 latest = row[0] if row is not None and row[1] > 0 else None
                 if check and latest != expected:
                     raise concurrent_write(invocation_id, expected, latest)
-                written = await self._append(conn, invocation_id, seal, encoded, bases)
+                await self._append(conn, invocation_id, seal, encoded)
         except psycopg.errors.UniqueViolation:
             raise SealError(
                 f"invocation {invocation_id!r} already holds seal {seal.seal_id!r} in "
@@ -468,10 +496,9 @@ class PostgresCodex(Codex):
             ) from None
         except (psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
             raise self._unreachable(exc, invocation_id) from None
-        self._latest[invocation_id] = (seal.seal_id, written)
-        self._latest.move_to_end(invocation_id)
-        while len(self._latest) > _CACHED_INVOCATIONS:
-            self._latest.popitem(last=False)
+        self._hold(
+            invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}
+        )
 
     async def put(self, invocation_id: str, seal: Seal) -> None:
         """Append a Seal to the Invocation's history; committed before this returns.

@@ -36,22 +36,21 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sanctum.codex._layout import PACK_MARK, Held, row_digest, write_step
 from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._sqlite_schema import open_codex_file
 from sanctum.codex._stored import (
-    Bases,
-    Placement,
+    Values,
     aether_column,
-    assemble_texts,
-    bases_from_refs,
+    child_ids,
     decode_refs,
-    plan_values,
     thaw_seal,
     value_ids,
 )
@@ -71,6 +70,8 @@ WITH RECURSIVE chain(id) AS (
 SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
 """
 _CACHED_INVOCATIONS = 32
+_CACHED_SEALS = 64
+"""Seals whose values a SqliteCodex remembers (written or loaded) to chain the next one."""
 _SEQ_BITS = 32
 _SEQ_MASK = (1 << _SEQ_BITS) - 1
 """A Seal's key is ``number << 32 | seq`` (see ``m002_keyed_seals``)."""
@@ -80,6 +81,15 @@ _TIP = f"SELECT key, seal_id FROM sanctum_seals WHERE {_RANGE} ORDER BY key DESC
 _INSERT_SEAL = (
     f"INSERT INTO sanctum_seals (key, {_SEAL_COLUMNS}, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+def _inflate(body: bytes) -> str | bytes:
+    """A deflated pack's text, or the bytes as they are when they do not inflate
+    (reported as a damaged value by whoever needs it)."""
+    try:
+        return zlib.decompress(body).decode("ascii")
+    except (zlib.error, UnicodeDecodeError):
+        return body
 
 
 def _span(number: int) -> tuple[int, int]:
@@ -98,8 +108,10 @@ class _Tip:
     number: int
     seal_id: str
     seq: int
-    bases: Bases
-    texts: dict[str, str]
+
+
+Helds = dict[str, Held]
+"""What a writer holds of one Seal's values, per Conduit."""
 
 
 class _Duplicate(Exception):
@@ -156,6 +168,7 @@ class SqliteCodex(Codex):
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._latest: OrderedDict[str, _Tip] = OrderedDict()
+        self._helds: OrderedDict[tuple[str, str], Helds] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"SqliteCodex({str(self.path)!r})"
@@ -186,22 +199,54 @@ class SqliteCodex(Codex):
 
     # ------------------------------------------------------------------ reading
 
-    def _texts(self, db: sqlite3.Connection, ids: Iterable[int]) -> dict[int, str]:
-        wanted = sorted(set(ids))
-        if not wanted:
-            return {}
-        rows = db.execute(_CHAIN_SQL, (json.dumps(wanted),)).fetchall()
-        return assemble_texts(rows)
+    def _rows(self, db: sqlite3.Connection, ids: Iterable[int]) -> list[tuple[Any, Any, Any]]:
+        """The value rows behind ``ids``: their chains, and a map row's children's."""
+        rows: list[tuple[Any, Any, Any]] = []
+        seen: set[int] = set()
+        pending = set(ids)
+        while pending:
+            fetched = db.execute(_CHAIN_SQL, (json.dumps(sorted(pending)),)).fetchall()
+            seen.update(pending)
+            pending = set()
+            for row in fetched:
+                seen.add(row[0])
+                body = row[2]
+                if type(body) is bytes:  # a pack, deflated by _store_value
+                    rows.append((row[0], row[1], _inflate(body)))
+                else:
+                    rows.append(row)
+                    pending.update(child_ids(body))
+            pending -= seen
+        return rows
 
-    def _thaw_rows(self, invocation_id: str, rows: list[tuple[Any, ...]]) -> builtins.list[Seal]:
+    def _thaw_rows(
+        self, invocation_id: str, rows: list[tuple[Any, ...]], remember: bool = False
+    ) -> builtins.list[Seal]:
+        """Seals from Seal rows; ``remember``: hold their values to chain the next Seal."""
         db = self._conn()
         ids: set[int] = set()
         for row in rows:
             ids.update(value_ids(decode_refs(invocation_id, str(row[0]), self._location, row[5])))
-        texts = self._texts(db, ids)
-        return [thaw_seal(invocation_id, self._location, row, texts) for row in rows]
+        values = Values(self._rows(db, ids))
+        seals = []
+        for row in rows:
+            held: Helds | None = {} if remember else None
+            seal = thaw_seal(invocation_id, self._location, row, values, held)
+            if held is not None:
+                self._hold(invocation_id, seal.seal_id, held)
+            seals.append(seal)
+        return seals
 
-    def _read(self, invocation_id: str, where: str, params: tuple[Any, ...]) -> list[Seal]:
+    def _hold(self, invocation_id: str, seal_id: str, held: Helds) -> None:
+        helds = self._helds
+        helds[invocation_id, seal_id] = held
+        helds.move_to_end((invocation_id, seal_id))
+        while len(helds) > _CACHED_SEALS:
+            helds.popitem(last=False)
+
+    def _read(
+        self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
+    ) -> list[Seal]:
         """Seals of the Invocation matching ``where`` (after the key range), one snapshot."""
         with self._lock:
             try:
@@ -215,7 +260,7 @@ class SqliteCodex(Codex):
                         f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
                         (*_span(int(row[0])), *params),
                     ).fetchall()
-                    return self._thaw_rows(invocation_id, rows)
+                    return self._thaw_rows(invocation_id, rows, remember)
                 finally:
                     db.execute("COMMIT")
             except sqlite3.Error as exc:
@@ -227,7 +272,7 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or the Seal row was damaged.
         """
-        seals = self._read(invocation_id, "ORDER BY key DESC LIMIT 1", ())
+        seals = self._read(invocation_id, "ORDER BY key DESC LIMIT 1", (), remember=True)
         return seals[0] if seals else None
 
     async def list(self, invocation_id: str) -> builtins.list[Seal]:
@@ -244,7 +289,9 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or the Seal row was damaged.
         """
-        seals = self._read(invocation_id, "AND seal_id = ? ORDER BY key LIMIT 1", (seal_id,))
+        seals = self._read(
+            invocation_id, "AND seal_id = ? ORDER BY key LIMIT 1", (seal_id,), remember=True
+        )
         return seals[0] if seals else None
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
@@ -276,7 +323,7 @@ class SqliteCodex(Codex):
                 invocation_id,
                 self._location,
                 (seal_id, superstep, timestamp, frontier, metadata, "{}"),
-                {},
+                Values(()),
             )
             out.append(
                 InvocationSummary(
@@ -292,31 +339,29 @@ class SqliteCodex(Codex):
 
     # ------------------------------------------------------------------ writing
 
-    def _bases(self, invocation_id: str, parent: str, cached: _Tip | None) -> Bases:
-        """Texts and value ids of the Seal ``parent`` (when this object did not write it)."""
+    def _held(self, invocation_id: str, parent: str | None) -> Helds:
+        """What the Seal ``parent`` holds, remembered or loaded (a hint: {} on trouble)."""
+        if parent is None:
+            return {}
+        held = self._helds.get((invocation_id, parent))
+        if held is not None:
+            return held
         try:
-            db = self._conn()
-            number = db.execute(_NUMBER, (invocation_id,)).fetchone()
-            if number is None:
-                return {}
-            row = db.execute(
-                f"SELECT aether FROM sanctum_seals WHERE {_RANGE} AND seal_id = ? LIMIT 1",
-                (*_span(int(number[0])), parent),
-            ).fetchone()
-            if row is None:
-                return cached.bases if cached is not None else {}
-            refs = decode_refs(invocation_id, parent, self._location, row[0])
-            return bases_from_refs(refs, self._texts(db, value_ids(refs)))
-        except (sqlite3.Error, SealError):
+            self._read(invocation_id, "AND seal_id = ? LIMIT 1", (parent,), remember=True)
+        except SealError:
             return {}  # only a hint: the put itself reports real trouble
+        return self._helds.get((invocation_id, parent), {})
 
     def _store_value(
         self, db: sqlite3.Connection, digest: bytes, prev: int | None, body: str
     ) -> int:
+        stored: str | bytes = body
+        if body.startswith(PACK_MARK):
+            stored = zlib.compress(body.encode("ascii"), 1)  # read back by _rows
         row = db.execute(
             "INSERT INTO sanctum_values (digest, prev, body) VALUES (?, ?, ?) "
             "ON CONFLICT (digest) DO NOTHING RETURNING id",
-            (digest, prev, body),
+            (digest, prev, stored),
         ).fetchone()
         if row is None:
             row = db.execute("SELECT id FROM sanctum_values WHERE digest = ?", (digest,)).fetchone()
@@ -346,14 +391,7 @@ class SqliteCodex(Codex):
             ).fetchone()
         return int(row[0])
 
-    def _row(
-        self,
-        key: int,
-        seal: Seal,
-        encoded: EncodedSeal,
-        plan: builtins.list[Placement],
-        ids: dict[str, int],
-    ) -> tuple[Any, ...]:
+    def _row(self, key: int, seal: Seal, encoded: EncodedSeal) -> tuple[Any, ...]:
         if key & _SEQ_MASK == 0:
             raise SealError(
                 f"seal {seal.seal_id!r} cannot be written to {self._location}: the history "
@@ -368,9 +406,18 @@ class SqliteCodex(Codex):
             float(seal.timestamp),
             encoded.frontier,
             encoded.metadata,
-            aether_column(plan, ids),
+            aether_column(encoded.values),
             time.time_ns(),
         )
+
+    def _write_values(self, db: sqlite3.Connection, encoded: EncodedSeal) -> None:
+        """Insert the value rows the Seal needs (inside the caller's transaction)."""
+
+        def put_row(body: str, prev: Any) -> int:
+            return self._store_value(db, row_digest(body, prev), prev, body)
+
+        for step in encoded.values.values():
+            write_step(step, put_row)
 
     def _append_next(
         self,
@@ -378,11 +425,10 @@ class SqliteCodex(Codex):
         invocation_id: str,
         seal: Seal,
         encoded: EncodedSeal,
-        plan: builtins.list[Placement],
         expected: str | None,
         cached: _Tip | None,
-    ) -> tuple[int, int, dict[str, int]]:
-        """Write the Seal as the successor of ``expected``; ``(number, seq, value ids)``.
+    ) -> tuple[int, int]:
+        """Write the Seal as the successor of ``expected``; ``(number, seq)``.
 
         The successor of Seal *k* is key *k + 1*: the table's primary key makes the
         check atomic across processes (a second writer that also expected *k* fails
@@ -402,29 +448,19 @@ class SqliteCodex(Codex):
             number, after, latest = self._tip(db, invocation_id)
             if latest != expected:
                 raise _Lost(latest)
-        ids: dict[str, int] = {}
-        fresh = False
-        for place in plan:
-            if place.value_id is not None:
-                ids[place.conduit] = place.value_id
-            elif place.digest is not None:
-                fresh = True
+        fresh = any(step.new_rows() for step in encoded.values.values())
         try:
             if number is not None and not fresh:
                 key = (number << _SEQ_BITS) + after + 1
-                db.execute(_INSERT_SEAL, self._row(key, seal, encoded, plan, ids))
-                return number, after + 1, ids
+                db.execute(_INSERT_SEAL, self._row(key, seal, encoded))
+                return number, after + 1
             db.execute("BEGIN IMMEDIATE")
             try:
                 if number is None:
                     number = self._number(db, invocation_id)
-                for place in plan:
-                    if place.digest is not None:
-                        ids[place.conduit] = self._store_value(
-                            db, place.digest, place.prev, place.body
-                        )
+                self._write_values(db, encoded)
                 key = (number << _SEQ_BITS) + after + 1
-                db.execute(_INSERT_SEAL, self._row(key, seal, encoded, plan, ids))
+                db.execute(_INSERT_SEAL, self._row(key, seal, encoded))
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -432,18 +468,12 @@ class SqliteCodex(Codex):
                 raise
         except sqlite3.IntegrityError:
             raise _Lost(self._tip(db, invocation_id)[2]) from None
-        return number, after + 1, ids
+        return number, after + 1
 
     def _append_any(
-        self,
-        db: sqlite3.Connection,
-        invocation_id: str,
-        seal: Seal,
-        encoded: EncodedSeal,
-        plan: builtins.list[Placement],
-    ) -> tuple[int, int, dict[str, int]]:
+        self, db: sqlite3.Connection, invocation_id: str, seal: Seal, encoded: EncodedSeal
+    ) -> tuple[int, int]:
         """Write the Seal after whatever is latest (plain ``put``); one transaction."""
-        ids = {p.conduit: p.value_id for p in plan if p.value_id is not None}
         db.execute("BEGIN IMMEDIATE")
         try:
             number = self._number(db, invocation_id)
@@ -455,35 +485,26 @@ class SqliteCodex(Codex):
                 raise _Duplicate
             tip = db.execute(_TIP, (low, high)).fetchone()
             seq = (int(tip[0]) & _SEQ_MASK if tip is not None else 0) + 1
-            for place in plan:
-                if place.digest is not None:
-                    ids[place.conduit] = self._store_value(db, place.digest, place.prev, place.body)
-            db.execute(_INSERT_SEAL, self._row(low + seq, seal, encoded, plan, ids))
+            self._write_values(db, encoded)
+            db.execute(_INSERT_SEAL, self._row(low + seq, seal, encoded))
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        return number, seq, ids
+        return number, seq
 
     def _write(self, invocation_id: str, seal: Seal, expected: str | _NoCheck | None) -> None:
         with self._lock:
             cached = self._latest.get(invocation_id)
-            parent = seal.parent
-            if cached is not None and (parent is None or cached.seal_id == parent):
-                bases, texts = cached.bases, cached.texts
-            else:
-                bases = self._bases(invocation_id, parent, cached) if parent is not None else {}
-                texts = {name: text for name, (text, _) in bases.items()}
-            encoded = encode_seal(invocation_id, seal, texts)
-            plan = plan_values(encoded, bases)
+            encoded = encode_seal(invocation_id, seal, self._held(invocation_id, seal.parent))
             try:
                 db = self._conn()
                 if isinstance(expected, _NoCheck):
-                    number, seq, ids = self._append_any(db, invocation_id, seal, encoded, plan)
+                    number, seq = self._append_any(db, invocation_id, seal, encoded)
                 else:
-                    number, seq, ids = self._append_next(
-                        db, invocation_id, seal, encoded, plan, expected, cached
+                    number, seq = self._append_next(
+                        db, invocation_id, seal, encoded, expected, cached
                     )
             except _Lost as lost:
                 assert not isinstance(expected, _NoCheck)
@@ -499,13 +520,13 @@ class SqliteCodex(Codex):
                 ) from None
             except sqlite3.Error as exc:
                 raise self._failed(exc, "write a seal", invocation_id) from None
-            written: Bases = {}
-            texts = {}
-            for place in plan:
-                written[place.conduit] = (place.text, ids.get(place.conduit))
-                texts[place.conduit] = place.text
+            self._hold(
+                invocation_id,
+                seal.seal_id,
+                {name: step.held for name, step in encoded.values.items()},
+            )
             latest = self._latest
-            latest[invocation_id] = _Tip(number, seal.seal_id, seq, written, texts)
+            latest[invocation_id] = _Tip(number, seal.seal_id, seq)
             latest.move_to_end(invocation_id)
             if len(latest) > _CACHED_INVOCATIONS:
                 latest.popitem(last=False)
@@ -542,3 +563,4 @@ class SqliteCodex(Codex):
                 self._db.close()
                 self._db = None
             self._latest.clear()
+            self._helds.clear()

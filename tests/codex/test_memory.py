@@ -93,7 +93,7 @@ async def test_conversation_is_stored_as_a_chain_not_repeated() -> None:
         await codex.put_next("inv", seal, expected_latest=prev)
         prev = seal.seal_id
     # Every stored node after the first holds exactly one new message.
-    bodies = [entry.values["messages"].body for entry in codex._histories["inv"]]
+    bodies = [body for _prev, body in codex._rows.values()]
     assert sum(len(body) for body in bodies) < 2 * sum(len(str(m)) for m in messages)
     history = await codex.list("inv")
     assert [len(s.aether["messages"]) for s in history] == list(range(1, 201))
