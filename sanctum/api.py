@@ -55,6 +55,7 @@ from sanctum._facade.stores import (
     list_seals,
     open_codex,
 )
+from sanctum.wards.secrets import Secrets
 
 __all__ = [
     "CODEX_FORMS",
@@ -64,6 +65,7 @@ __all__ = [
     "RitualInputError",
     "RunResult",
     "RunStatus",
+    "Secrets",
     "TraceFileError",
     "check_inputs",
     "check_test_files",

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from sanctum._facade.files import check_regular_file
 from sanctum._facade.inputs import RitualInputError, check_inputs, check_updates
-from sanctum._facade.results import RunResult, RunStatus, resume_command, ritual_digest
+from sanctum._facade.results import (
+    RunResult,
+    RunStatus,
+    resume_command,
+    ritual_digest,
+    without_password,
+)
 from sanctum._facade.stores import DEFAULT_CODEX_PATH, _describe_codex, open_codex
 from sanctum.errors import (
     FileProblem,
@@ -28,6 +34,7 @@ if TYPE_CHECKING:
     from sanctum.oracle.base import Oracle
     from sanctum.ritual import Rite
     from sanctum.spec import RitualSpec
+    from sanctum.wards.secrets import Secrets
 
 __all__ = ["Performance", "resume", "run"]
 
@@ -57,8 +64,12 @@ class Performance:
         modes: Sequence[str],
         trace_path: str | Path | None,
         read_only: bool = False,
+        secrets: Secrets | None = None,
     ) -> None:
         self._prepare = prepare
+        self.secrets: Secrets | None = secrets
+        """What the run masks: the ritual's secrets, the codex URL's password and the
+        ``secrets`` given to :func:`run`/:func:`resume` (known once the file is loaded)."""
         self._read_only = read_only
         self.sealed = read_only
         """Whether the invocation has a Seal to resume from.
@@ -73,7 +84,8 @@ class Performance:
         self._store: Codex | None = None
         self._owned = False
         self.codex_url: str | None = None
-        """The Codex URL a resume must name (None: the default store, or a Codex object)."""
+        """The Codex URL a resume must name (None: the default store, or a Codex object),
+        without its password (PostgreSQL reads that from PGPASSWORD or ~/.pgpass)."""
         self.modes: tuple[str, ...] = tuple(modes)
         self.trace_path = Path(trace_path) if trace_path is not None else None
         self.ritual_path: Path | None = None
@@ -118,8 +130,17 @@ class Performance:
         self._store = open_codex(url, must_exist=self._read_only)
         self._owned = True
         if url and not _is_default_store(self._store):
-            self.codex_url = url
+            self.codex_url = without_password(url)
+            self._add_secrets(url=url)
         return self._store
+
+    def _add_secrets(self, *, url: str | None = None, more: Secrets | None = None) -> None:
+        """Widen :attr:`secrets` with a URL's password and another policy."""
+        from sanctum.wards.secrets import Secrets
+
+        extra = Secrets(urls=[url] if url else ()) | more
+        if extra:
+            self.secrets = extra | self.secrets
 
     async def _perform(self) -> AsyncIterator[Omen]:
         from sanctum.omens import resolve_modes
@@ -139,6 +160,7 @@ class Performance:
                 raise
             except BaseException as escaped:
                 if isinstance(escaped, Exception):
+                    self._veil_error(escaped)
                     raise
                 raise self._escaped_while_loading(escaped) from escaped
             codex = self.open_store()
@@ -239,7 +261,17 @@ class Performance:
             [FileProblem(where, 1, 1, _escaped_message(escaped, "while loading the ritual"))]
         )
 
+    def _veil_error(self, error: BaseException) -> None:
+        """Mask an error's message in place before it leaves the performance."""
+        if self.secrets:
+            from sanctum.wards.secrets import Veil
+
+            Veil(self.secrets).error(error)
+
     def _result(self, status: RunStatus, aether: dict[str, Any], **extra: Any) -> RunResult:
+        if self.secrets:  # the engine masked what it saw; this covers the rest
+            aether = self.secrets.mask(aether)
+            extra = {k: self.secrets.mask(v) for k, v in extra.items()}
         return RunResult(
             status=status,
             invocation_id=self.invocation_id,
@@ -329,13 +361,20 @@ def _compile(
     performance: Performance | None = None,
 ) -> Rite:
     from sanctum.spec import compile_ritual
-    from sanctum.spec.compiler import trace_redaction
+    from sanctum.spec.compiler import ritual_secrets, trace_redaction
 
+    secrets = None
     if performance is not None:
+        secrets = performance.secrets
         performance.trace_redact = trace_redaction(spec)
+        if secrets:
+            mask, more = secrets.mask, performance.trace_redact
+            performance.trace_redact = mask if more is None else (lambda v: mask(more(v)))
+    else:
+        secrets = ritual_secrets(spec)
 
     oracles = _override_oracles(spec, path, overrides) if overrides else None
-    rite = compile_ritual(spec, codex=codex, oracles=oracles)
+    rite = compile_ritual(spec, codex=codex, oracles=oracles, secrets=secrets)
     _check_audit_paths(spec, path)
     return rite
 
@@ -459,6 +498,7 @@ def run(
     trace_path: str | Path | None = None,
     modes: Sequence[str] = ("updates",),
     oracles: Mapping[str, Any] | None = None,
+    secrets: Secrets | None = None,
 ) -> Performance:
     """Perform a ritual file from the start.
 
@@ -473,11 +513,15 @@ def run(
         modes: Stream modes whose Omens the iteration yields (``updates``, ``values``,
             ``omens``, ``tokens``); empty yields none.
         oracles: Oracle overrides by name, from :func:`parse_oracle_overrides`.
+        secrets: More to mask (a :class:`~sanctum.wards.secrets.Secrets`), on top of
+            the ritual file's secrets and the codex URL's password: Seals, Omens,
+            traces, audit lines, the result and error messages never show them.
 
     Returns:
         A :class:`Performance` to iterate.
 
     Raises:
+        TypeError: If ``secrets`` is not a Secrets.
         SealError: (from the iteration) If ``invocation_id`` is empty, longer than 512
             characters or holds a NUL character, or already exists in the codex.
         RitualFileError: (from the iteration) If the ritual file is missing, no
@@ -492,6 +536,7 @@ def run(
     async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
         from sanctum.codex._serial import check_ids
         from sanctum.spec import load_ritual
+        from sanctum.spec.compiler import ritual_secrets
 
         check_ids(performance.invocation_id)  # before any work: no store keys such an id
         if not str(ritual).strip():  # Path("") would read the working directory, "."
@@ -499,6 +544,7 @@ def run(
         performance.ritual_path = resolved
         check_regular_file(path)  # a named pipe or a device would never finish reading
         spec = load_ritual(path)
+        performance._add_secrets(more=ritual_secrets(spec))
         checked = check_inputs(spec, given)
         store = performance.open_store(spec.codex)
         existing = await store.get(performance.invocation_id)
@@ -518,6 +564,7 @@ def run(
         codex=codex,
         modes=modes,
         trace_path=trace_path,
+        secrets=_checked_secrets(secrets),
     )
 
 
@@ -531,6 +578,7 @@ def resume(
     trace_path: str | Path | None = None,
     modes: Sequence[str] = ("updates",),
     oracles: Mapping[str, Any] | None = None,
+    secrets: Secrets | None = None,
 ) -> Performance:
     """Continue an invocation from its latest Seal (or from ``seal_id``).
 
@@ -548,11 +596,13 @@ def resume(
         trace_path: Where to write a trace of the resumed part.
         modes: Stream modes whose Omens the iteration yields.
         oracles: Oracle overrides by name.
+        secrets: More to mask, as for :func:`run`.
 
     Returns:
         A :class:`Performance` to iterate.
 
     Raises:
+        TypeError: If ``secrets`` is not a Secrets.
         SealError: (from the iteration) If the codex does not exist, the invocation or
             the Seal is unknown, or the ritual file is missing or changed (without
             ``force``).
@@ -562,6 +612,7 @@ def resume(
 
     async def prepare(performance: Performance) -> tuple[Rite, dict[str, Any]]:
         from sanctum.spec import load_ritual
+        from sanctum.spec.compiler import ritual_secrets
 
         store = performance.open_store()
         if seal_id is not None:
@@ -585,6 +636,7 @@ def resume(
         path = _ritual_from_seal(seal, invocation_id, force=force)
         performance.ritual_path = path
         spec = load_ritual(path)
+        performance._add_secrets(more=ritual_secrets(spec))
         checked = check_updates(spec, updates or {})
         rite = _compile(spec, path, store, oracles, performance)
         call: dict[str, Any] = {"metadata": _ritual_metadata(path)}
@@ -601,6 +653,18 @@ def resume(
         modes=modes,
         trace_path=trace_path,
         read_only=True,
+        secrets=_checked_secrets(secrets),
+    )
+
+
+def _checked_secrets(secrets: Any) -> Secrets | None:
+    """``secrets`` when it is a Secrets (or None); a TypeError otherwise."""
+    from sanctum.wards.secrets import Secrets
+
+    if secrets is None or isinstance(secrets, Secrets):
+        return secrets
+    raise TypeError(
+        f"secrets must be a sanctum Secrets (a masking policy), got {type(secrets).__name__}"
     )
 
 

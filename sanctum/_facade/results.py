@@ -21,6 +21,7 @@ __all__ = [
     "omen_to_dict",
     "resume_command",
     "ritual_digest",
+    "without_password",
 ]
 
 
@@ -37,11 +38,47 @@ def ritual_digest(path: str | Path) -> str:
 
 
 def resume_command(invocation_id: str, codex_url: str | None = None) -> str:
-    """The exact ``sanctum resume`` command that continues ``invocation_id``."""
-    command = f"sanctum resume --invocation {invocation_id}"
+    """The exact ``sanctum resume`` command that continues ``invocation_id``.
+
+    Every argument is quoted for a POSIX shell (``shlex.quote``), so the command
+    round-trips when pasted, whatever the id or the path holds (spaces, quotes, ``;``).
+    A password in ``codex_url`` is left out (``postgresql://user@host/db``): the command
+    is shown and logged, and PostgreSQL reads the password from ``PGPASSWORD`` or
+    ``~/.pgpass`` instead.
+    """
+    import shlex
+
+    words = ["sanctum", "resume", "--invocation", invocation_id]
     if codex_url:
-        command += f" --codex {codex_url}"
-    return command
+        words += ["--codex", without_password(codex_url)]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def without_password(url: str) -> str:
+    """``url`` with the password of its user part left out (other text unchanged).
+
+    ``postgresql://user:pw@host/db`` becomes ``postgresql://user@host/db`` (a
+    ``password=`` query parameter is dropped too); a URL without a password, or text
+    that is no URL, is returned as it is.
+    """
+    import re
+
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    rest = re.sub(r"(?<=[?&])password=[^&#]*(&|(?=#)|$)", "", rest).replace("?#", "#")
+    if rest.endswith(("?", "&")):
+        rest = rest[:-1]
+    end = len(rest)
+    for stop in "/?#":
+        found = rest.find(stop)
+        if found != -1:
+            end = min(end, found)
+    netloc, tail = rest[:end], rest[end:]
+    userinfo, at, host = netloc.rpartition("@")
+    if not at or ":" not in userinfo:
+        return f"{scheme}://{rest}"
+    return f"{scheme}://{userinfo.split(':', 1)[0]}@{host}{tail}"
 
 
 @dataclass(frozen=True, slots=True)

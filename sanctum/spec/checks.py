@@ -222,9 +222,52 @@ class Checker:
 
     # ------------------------------------------------------------------ run
 
+    def _public(self) -> None:
+        """``public:`` names variables the file reads, none of them a credential."""
+        from sanctum.spec.env import looks_secret
+
+        loaded = self.problems.loaded
+        read: dict[str, bool] = {}  # variable -> read for an oracle's api_key
+        for path, done in loaded.interpolations.items():
+            credential = len(path) == 3 and path[0] == "oracles" and path[2] == "api_key"
+            for item in done:
+                read[item.name] = read.get(item.name, False) or credential
+        seen: set[str] = set()
+        for index, name in enumerate(self.spec.public):
+            where: YamlPath = ("public", index)
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                self.problems.add(
+                    where,
+                    f"public: {name!r} is not an environment variable name; write the name "
+                    "alone (OLLAMA_HOST), without ${ } or a value",
+                )
+            elif name in seen:
+                self.problems.add(where, f"public: {name} is listed twice; list it once")
+            elif name not in read:
+                self.problems.add(
+                    where,
+                    f"public: {name} is not read by any ${{...}} in this file (list only "
+                    f"variables the file reads){did_you_mean(name, read)}",
+                )
+            elif read[name]:
+                self.problems.add(
+                    where,
+                    f"public: {name} is read for an oracle's api_key, which is always "
+                    "secret; remove it from public:",
+                )
+            elif looks_secret(name):
+                self.problems.add(
+                    where,
+                    f"public: {name} is named like a credential (key, token, secret, "
+                    "password), so its value stays secret; rename the variable or remove "
+                    "it from public:",
+                )
+            seen.add(name)
+
     def run(self) -> None:
         """Run every check."""
         self._project()
+        self._public()
         self._names()
         self._reducers_and_inputs()
         self._tomes()

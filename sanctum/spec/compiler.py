@@ -68,6 +68,7 @@ from sanctum.spec.resolve import (
 from sanctum.spec.shape import FORMAT_VERSION, validate_shape
 from sanctum.spec.topology import check_topology, file_wording
 from sanctum.wards.base import Ward
+from sanctum.wards.secrets import Secrets
 
 __all__ = ["FORMAT_VERSION", "RitualSource", "check_ritual", "compile_ritual", "load_ritual"]
 
@@ -88,8 +89,23 @@ class RitualSource:
 # --------------------------------------------------------------------------- loading
 
 
+def public_names(loaded: LoadedFile) -> set[str]:
+    """The variable names the file's ``public:`` list marks as not secret (as written)."""
+    listed = loaded.data.get("public") if isinstance(loaded.data, dict) else None
+    if not isinstance(listed, list):
+        return set()
+    return {name for name in listed if isinstance(name, str)}
+
+
 def _secrets(loaded: LoadedFile) -> list[str]:
+    """Every value the file must never show: api keys and ``${VAR}`` values.
+
+    A ``${VAR}`` value read from the environment is secret unless ``public:`` names the
+    variable (or its name looks secret: then even ``public:`` cannot clear it); a
+    default written in the file (``${VAR:-text}``) is no secret, being in the file.
+    """
     found = []
+    public = public_names(loaded)
     oracles = loaded.data.get("oracles") if isinstance(loaded.data, dict) else None
     if isinstance(oracles, dict):  # literal keys too, even of an oracle that is broken
         for body in oracles.values():
@@ -99,7 +115,10 @@ def _secrets(loaded: LoadedFile) -> list[str]:
     for path, done in loaded.interpolations.items():
         credential = len(path) == 3 and path[0] == "oracles" and path[2] == "api_key"
         for item in done:
-            if (credential or looks_secret(item.name)) and item.value:
+            if not item.value:
+                continue
+            read = not item.from_default and item.name not in public
+            if credential or looks_secret(item.name) or read:
                 found.append(item.value)
         if credential and isinstance(_at(loaded.data, path), str):
             found.append(_at(loaded.data, path))
@@ -213,7 +232,8 @@ class _Builder:
         self.env = env
         self.folder = source.path.resolve().parent
         self.problems = Problems(source.loaded, source.secrets)
-        self.mask = secret_masker(source.secrets)
+        self.secrets = Secrets(source.secrets)
+        """What the Rite masks: the file's secrets, the caller's, the redact patterns."""
         self.defaults: dict[str, Any] = {
             name: value.default
             for name, value in spec.inputs.items()
@@ -399,7 +419,7 @@ class _Builder:
                 stream_tokens=sigil.stream,
                 messages=sigil.messages,
                 append_output=self.reducers.get(sigil.output) == "append",
-                scrub=self.mask if self.source.secrets else None,
+                scrub=self.secrets.mask if self.secrets else None,
             )
         if isinstance(sigil, AgentSigil):
             agent = sigil.agent
@@ -447,6 +467,7 @@ class _Builder:
                 resolve=self.resolve,
                 env=self.env,
                 wards=self.inner_wards(),
+                secrets=self.secrets,
             )
             return circle(name, rite)
         if not isinstance(sigil, ScatterSigil):
@@ -498,7 +519,7 @@ class _Builder:
                 if inline.system is None
                 else self.text(inline.system, name, "scatter.sigil.system"),
                 stream_tokens=False,
-                scrub=self.mask if self.source.secrets else None,
+                scrub=self.secrets.mask if self.secrets else None,
             )
         if isinstance(inline, InlineSpell):
             if not self.resolve:
@@ -530,11 +551,10 @@ class _Builder:
         return wards
 
     def secret_wards(self) -> list[Ward]:
-        if not self.source.secrets:
+        """A RedactWard over the file's (and the caller's) secrets, for an inner Rite."""
+        if not self.secrets:
             return []
-        from sanctum.wards.redact import RedactWard, secret_pattern
-
-        return [RedactWard([secret_pattern(s) for s in self.source.secrets])]
+        return [self.secrets.ward()]
 
     # ------------------------------------------------------------------ the graph
 
@@ -629,13 +649,16 @@ def compile_ritual(
     recursion_limit: int | None = None,
     resolve: bool = True,
     env: Mapping[str, str] | None = None,
+    secrets: Secrets | None = None,
 ) -> Rite:
     """Seal a ritual file into a Rite.
 
     Rite — the compiled graph. Builds the Ritual through public factories and compiles
-    it. A RedactWard masking the file's secrets (oracle ``api_key`` values and
-    ``${...KEY/TOKEN/SECRET...}`` variables) comes first in the Ward pipeline, then the
-    file's ``wards:``, then ``wards`` given here.
+    it, with the file's ``wards:`` then ``wards`` given here. The Rite masks the file's
+    secrets (:func:`ritual_secrets`: every ``${VAR}`` read from the environment unless
+    ``public:`` lists it, oracle ``api_key`` values, the patterns of ``redact:`` wards,
+    the password of its ``codex:`` URL) together with ``secrets`` given here, in every
+    delta, Seal, Omen and error message of its runs.
 
     Args:
         spec_or_path: A RitualSpec from :func:`load_ritual`, or a ritual file path.
@@ -648,6 +671,8 @@ def compile_ritual(
             spell folders) and build Oracles. With ``False`` placeholders stand in, so
             the graph can be checked without running anything from the file.
         env: Environment for ``${VAR}`` when a path is given (default ``os.environ``).
+        secrets: More values and patterns to mask (a ``Secrets``), e.g. the password of
+            the codex URL a command line was given.
 
     Returns:
         The compiled Rite.
@@ -655,6 +680,7 @@ def compile_ritual(
     Raises:
         RitualFileError: For any problem in the file, in a circle file, or found while
             resolving names or compiling the graph.
+        TypeError: If ``secrets`` is not a Secrets.
     """
     spec = (
         spec_or_path if isinstance(spec_or_path, RitualSpec) else load_ritual(spec_or_path, env=env)
@@ -662,12 +688,15 @@ def compile_ritual(
     source: RitualSource | None = spec._source
     if source is None:
         raise TypeError("compile_ritual needs a RitualSpec from load_ritual (it carries positions)")
+    if secrets is not None and not isinstance(secrets, Secrets):
+        raise TypeError(f"secrets must be a sanctum Secrets, got {type(secrets).__name__}")
     builder = _Builder(spec, source, resolve=resolve, oracles=oracles or {}, env=env)
+    builder.secrets = ritual_secrets(spec) | secrets
     try:
         ritual = builder.ritual()
     except RitualValidationError as exc:
         raise _engine_problem(exc, builder) from None
-    file_wards: list[Ward] = builder.secret_wards()
+    file_wards: list[Ward] = []
     redact = trace_redaction(spec)
     file_wards += [build_ward(w, redact) for w in spec.wards] if resolve else []
     store = codex
@@ -686,9 +715,37 @@ def compile_ritual(
             codex=store,
             default_policy=builder.policy(spec.default_policy),
             wards=[*file_wards, *(wards or [])],
+            secrets=builder.secrets,
         )
     except RitualValidationError as exc:
         raise _engine_problem(exc, builder) from None
+
+
+def ritual_secrets(spec: RitualSpec) -> Secrets:
+    """Everything a ritual file's runs must never show, as one masking policy.
+
+    The values of the file's secrets (every ``${VAR}`` read from the environment
+    unless ``public:`` lists it, oracle ``api_key`` values), the patterns of its
+    ``redact:`` wards (each with its mask), the password of its ``codex:`` URL, and the
+    same of its circle files.
+
+    Args:
+        spec: A RitualSpec from :func:`load_ritual`.
+
+    Returns:
+        The Secrets (empty, and falsy, when there is nothing to mask).
+    """
+    source: RitualSource | None = spec._source
+    secrets = Secrets(
+        source.secrets if source is not None else (),
+        urls=[spec.codex] if spec.codex else (),
+    )
+    for entry in spec.wards:
+        if isinstance(entry, RedactWardSpec):
+            secrets = secrets | Secrets(patterns=entry.redact.patterns, mask=entry.redact.mask)
+    for inner in source.circles.values() if source is not None else ():
+        secrets = secrets | ritual_secrets(inner)
+    return secrets
 
 
 def trace_redaction(spec: RitualSpec) -> Callable[[Any], Any] | None:

@@ -690,4 +690,11 @@ class RitualSpec(_Strict):
     recursion_limit: int = Field(
         25, ge=1, le=100000, description="Most supersteps one invocation may take."
     )
+    public: list[str] = Field(
+        default_factory=list,
+        description="Environment variables this file reads with ${VAR} whose values are "
+        "not secret (a model name, a host). Every other ${VAR} value read from the "
+        "environment is masked in Seals, Omens, traces, audit files and messages; an "
+        "oracle's api_key is always secret.",
+    )
     _source: Any = PrivateAttr(default=None)

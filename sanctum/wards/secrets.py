@@ -45,23 +45,30 @@ def url_password(url: str) -> list[str]:
         url: Any text; a URL without a password (or no URL) gives nothing.
 
     Returns:
-        The password as written in the URL and, when it differs, percent-decoded
-        (``p%40ss`` and ``p@ss``); an empty list when there is none.
+        The password as written in the URL (in its user part, or a ``password=``
+        query parameter) and, when it differs, percent-decoded (``p%40ss`` and
+        ``p@ss``); an empty list when there is none.
     """
-    if "@" not in url or "://" not in url:
+    if "://" not in url:
         return []
     try:
-        netloc = urlsplit(url).netloc
+        parts = urlsplit(url)
     except ValueError:
         return []
-    userinfo, at, _host = netloc.rpartition("@")
-    if not at or ":" not in userinfo:
-        return []
-    raw = userinfo.split(":", 1)[1]
-    if not raw:
-        return []
-    decoded = unquote(raw)
-    return [raw] if decoded == raw else [raw, decoded]
+    found: list[str] = []
+    userinfo, at, _host = parts.netloc.rpartition("@")
+    if at and ":" in userinfo:
+        found.append(userinfo.split(":", 1)[1])
+    for pair in parts.query.split("&"):  # libpq's ?password=...
+        key, _, value = pair.partition("=")
+        if key == "password":
+            found.append(value)
+    out: list[str] = []
+    for raw in found:
+        for text in (raw, unquote(raw)):
+            if text and text not in out:
+                out.append(text)
+    return out
 
 
 class _Masker(RedactWard):

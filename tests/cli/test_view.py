@@ -207,7 +207,7 @@ def test_control_characters_and_markup_in_run_data_print_escaped() -> None:
         f"⏸ paused at s{E}[bold]  invocation inv{E}",
         f"reason: why{E}",
         "second line",
-        f"resume with: sanctum resume --invocation inv{E}",
+        f"resume with: sanctum resume --invocation 'inv{E}'",
     ):
         assert expected in lines, expected
     assert f'· SigilBegan superstep=1 sigil="s{E}[bold]"' in lines
