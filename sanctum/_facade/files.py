@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -248,8 +249,26 @@ def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
     return results
 
 
+_XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+"""Characters XML 1.0 cannot carry at all, even escaped (most C0 controls, lone
+surrogates, U+FFFE and U+FFFF)."""
+
+
+def xml_text(text: str) -> str:
+    """``text`` with every character XML 1.0 forbids written as a ``\\uXXXX`` escape.
+
+    ElementTree escapes ``<``, ``&`` and quotes but writes ESC or U+0001 as they are,
+    which makes the document unreadable to every XML parser.
+    """
+    return _XML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def junit_xml(results: Sequence[TestResult]) -> str:
-    """The results as a JUnit XML report (one testsuite per test file)."""
+    """The results as a JUnit XML report (one testsuite per test file).
+
+    Names and messages are written with the characters XML 1.0 forbids escaped as
+    ``\\uXXXX`` text (:func:`xml_text`), so the report always parses.
+    """
     from xml.etree import ElementTree as ET
 
     root = ET.Element("testsuites", name="sanctum")
@@ -257,18 +276,19 @@ def junit_xml(results: Sequence[TestResult]) -> str:
     for result in results:
         suite = suites.get(result.file)
         if suite is None:
-            suite = ET.SubElement(root, "testsuite", name=result.file)
+            suite = ET.SubElement(root, "testsuite", name=xml_text(result.file))
             suites[result.file] = suite
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=Path(result.file).name.removesuffix(".yaml").replace(".", "_"),
-            name=result.name,
+            classname=xml_text(Path(result.file).name.removesuffix(".yaml").replace(".", "_")),
+            name=xml_text(result.name),
             time=f"{result.duration:.3f}",
         )
         if not result.passed:
-            failure = ET.SubElement(case, "failure", message=result.message, type=result.status)
-            failure.text = result.message
+            message = xml_text(result.message)
+            failure = ET.SubElement(case, "failure", message=message, type=result.status)
+            failure.text = message
     for element in [root, *suites.values()]:
         cases = element.iter("testcase")
         total = failed = 0

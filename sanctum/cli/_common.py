@@ -99,18 +99,22 @@ def exit_code_for(exc: BaseException) -> int | None:
     return None
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+"""Unicode bidirectional controls: they reorder what a terminal shows ("Trojan Source")."""
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI}]")
+_CONTROL_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
 
 
 def printable(text: Any, *, lines: bool = False) -> str:
     """Text from a run, made safe to print: no control character reaches the terminal.
 
-    Every C0 control (ESC, BEL, CR...), DEL and C1 control (U+0080-U+009F) is written as
-    its JSON escape (``\\u001b``, ``\\n``), the form values are shown in, so a key, a
-    name, a reason or an error message cannot move the cursor, clear the screen or
-    retitle the window. Print the result as a rich ``Text`` (never as a markup string),
-    so ``[bold]`` in it stays literal.
+    Every C0 control (ESC, BEL, CR...), DEL, C1 control (U+0080-U+009F) and Unicode
+    bidirectional control (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) is
+    written as its JSON escape (``\\u001b``, ``\\n``, ``\\u202e``), the form values are
+    shown in, so a key, a name, a reason or an error message cannot move the cursor,
+    clear the screen, retitle the window or reorder the text it is shown in. Print the
+    result as a rich ``Text`` (never as a markup string), so ``[bold]`` in it stays
+    literal.
 
     Args:
         text: Anything; non-strings are converted with ``str`` first.
@@ -125,7 +129,7 @@ def printable(text: Any, *, lines: bool = False) -> str:
 
 
 def _escaped(match: re.Match[str]) -> str:
-    return json.dumps(match.group())[1:-1]
+    return json.dumps(match.group(), ensure_ascii=True)[1:-1]
 
 
 def describe_error(exc: BaseException) -> str:
@@ -263,7 +267,16 @@ def _json_default(value: Any) -> Any:
     return repr(value)
 
 
+_JSON_UNSAFE = re.compile(f"[\x7f-\x9f{_BIDI}]")
+"""What JSON leaves raw but a terminal acts on: DEL, C1 and bidirectional controls."""
+
+
 def print_json_line(obj: Any) -> None:
-    """Write one JSON object on its own line to stdout and flush."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=_json_default) + "\n")
+    """Write one JSON object on its own line to stdout and flush.
+
+    Non-ASCII text stays readable; DEL, C1 and bidirectional controls are written as
+    ``\\uXXXX`` escapes (the same JSON value), so the line is safe on a terminal too.
+    """
+    text = json.dumps(obj, ensure_ascii=False, default=_json_default)
+    sys.stdout.write(_JSON_UNSAFE.sub(_escaped, text) + "\n")
     sys.stdout.flush()
