@@ -78,8 +78,8 @@ def resolve_route(plan: SigilPlan, value: Any, graph: Graph) -> SigilPlan | None
     target = graph.by_name.get(value) if isinstance(value, str) else None
     if target is None:
         raise RouteError(
-            f"router of sigil {plan.name!r} returned {value!r}, which is neither a bound "
-            f"sigil nor END; bound sigils: {', '.join(map(repr, graph.by_name))}",
+            f"router of sigil {plan.name!r} returned unknown Sigil {value!r}, which is "
+            f"neither a bound sigil nor END; bound sigils: {', '.join(map(repr, graph.by_name))}",
             sigil=plan.name,
             value=value,
         )

@@ -69,28 +69,29 @@ def _check_references(
     for source, targets in edges.items():
         if source != START and source not in specs:
             raise RitualValidationError(
-                f"edge {source!r} -> {targets[0]!r} starts at unbound sigil {source!r}; "
-                "bind it with add_sigil() first",
+                f"edge {source!r} -> {targets[0]!r} starts at unknown Sigil {source!r} "
+                "(not bound); bind it with add_sigil() first",
                 sigils=[source],
             )
         for target in targets:
             if target != END and target not in specs:
                 raise RitualValidationError(
-                    f"edge {source!r} -> {target!r} references unbound sigil {target!r}; "
-                    f"bound sigils: {_names(list(specs)) or '(none)'}",
+                    f"edge {source!r} -> {target!r} references unknown Sigil {target!r} "
+                    f"(not bound); bound sigils: {_names(list(specs)) or '(none)'}",
                     sigils=[source, target],
                 )
     for source, (_router, path_map) in conditional.items():
         if source not in specs:
             raise RitualValidationError(
-                f"conditional edge starts at unbound sigil {source!r}; bind it with add_sigil()",
+                f"conditional edge starts at unknown Sigil {source!r} (not bound); "
+                "bind it with add_sigil()",
                 sigils=[source],
             )
         for key, target in (path_map or {}).items():
             if target != END and target not in specs:
                 raise RitualValidationError(
-                    f"path_map of {source!r} maps {key!r} to unbound sigil {target!r}; "
-                    f"bound sigils: {_names(list(specs)) or '(none)'}",
+                    f"path_map of {source!r} maps {key!r} to unknown Sigil {target!r} "
+                    f"(not bound); bound sigils: {_names(list(specs)) or '(none)'}",
                     sigils=[source, target],
                 )
 
@@ -108,8 +109,8 @@ def _check_fallbacks(specs: Mapping[str, SigilSpec], default_policy: SigilPolicy
             )
         if target not in specs:
             raise RitualValidationError(
-                f"on_error of sigil {spec.name!r} names unbound sigil {target!r}; "
-                "bind the fallback with add_sigil()",
+                f"on_error of sigil {spec.name!r} names unknown Sigil {target!r} "
+                "(not bound); bind the fallback with add_sigil()",
                 sigils=[spec.name, target],
             )
     if (
@@ -118,8 +119,8 @@ def _check_fallbacks(specs: Mapping[str, SigilSpec], default_policy: SigilPolicy
         and default_policy.on_error not in specs
     ):
         raise RitualValidationError(
-            f"on_error of the default policy names unbound sigil "
-            f"{default_policy.on_error!r}; bind the fallback with add_sigil()",
+            f"on_error of the default policy names unknown Sigil "
+            f"{default_policy.on_error!r} (not bound); bind the fallback with add_sigil()",
             sigils=[default_policy.on_error],
         )
 
@@ -156,7 +157,7 @@ def _check_reachable(
     unreachable = [name for name in specs if name not in seen]
     if unreachable:
         raise RitualValidationError(
-            f"sigil(s) {_names(unreachable)} cannot be reached from START; "
+            f"sigil(s) {_names(unreachable)} cannot be reached from START (unreachable); "
             "connect them with add_edge() or remove them",
             sigils=unreachable,
         )

@@ -33,7 +33,7 @@ def test_unknown_entry_point_and_unknown_edge_source() -> None:
         Ritual().add_sigil("a", noop).set_entry_point("nowhere").add_edge("a", END).compile()
     ritual = Ritual().add_sigil("a", noop).set_entry_point("a").add_edge("a", END)
     ritual.add_edge("ghost", "a")
-    with pytest.raises(RitualValidationError, match="unbound sigil 'ghost'"):
+    with pytest.raises(RitualValidationError, match="unknown Sigil 'ghost'"):
         ritual.compile()
 
 
