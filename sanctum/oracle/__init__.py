@@ -7,8 +7,13 @@ their modules.
 ``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
 OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 ``PromptedSpellCalling`` (prompted tool calling, :mod:`sanctum.oracle.robust`) is also
-available here, as in the original engine.
+available here, as in the original engine (imported on first use, PEP 562).
 """
+
+from __future__ import annotations
+
+import importlib
+import typing
 
 from sanctum.errors import (
     OracleConnectionError,
@@ -18,7 +23,9 @@ from sanctum.errors import (
     OracleTimeoutError,
 )
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
-from sanctum.oracle.robust import PromptedSpellCalling
+
+if typing.TYPE_CHECKING:
+    from sanctum.oracle.robust import PromptedSpellCalling
 from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
@@ -35,3 +42,12 @@ __all__ = [
     "SpellCall",
     "StreamingOracle",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Import ``PromptedSpellCalling`` on first use (PEP 562) and cache it."""
+    if name != "PromptedSpellCalling":
+        raise AttributeError(f"module 'sanctum.oracle' has no attribute {name!r}")
+    value = importlib.import_module("sanctum.oracle.robust").PromptedSpellCalling
+    globals()[name] = value
+    return value
