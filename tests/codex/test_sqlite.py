@@ -265,7 +265,7 @@ async def test_sigkill_at_random_supersteps_then_resume_gives_the_same_aether(
     history = await codex.list("crashy")
     # One unbroken chain: every Seal continues from the one written before it.
     assert [s.parent for s in history] == [None] + [s.seal_id for s in history[:-1]]
-    assert history[-1].frontier == ()
+    assert history[-1].frontier == ("__end__",)  # END: the run finished
     assert history[-1].aether == final
     db = sqlite3.connect(path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -179,7 +179,7 @@ async def test_join_state_is_carried_in_seal_metadata() -> None:
     assert seals[0].frontier == ("a2",)
     assert seals[1].metadata["joins"] == {}
     assert seals[1].frontier == ("j",)
-    assert seals[2].frontier == ()
+    assert seals[2].frontier == (END,)
 
 
 async def test_join_state_survives_resumption() -> None:
@@ -319,7 +319,7 @@ async def test_interrupt_seal_and_resume_reruns_whole_frontier() -> None:
     assert runs == ["other", "gate", "other", "gate"]  # the whole frontier re-ran
     seals = await codex.list("inv")
     assert seals[-1].superstep == 2
-    assert seals[-1].frontier == ()
+    assert seals[-1].frontier == (END,)
     assert seals[-1].metadata["updates"] == {"answer": 42}
     assert seals[-1].metadata["parent"] == paused.seal_id
 
@@ -344,7 +344,7 @@ async def test_seal_after_every_superstep_with_metadata() -> None:
     seals = await codex.list("c")
     assert [s.superstep for s in seals] == [1, 2, 3]
     assert [s.aether["i"] for s in seals] == [1, 2, 3]
-    assert [s.frontier for s in seals] == [("tick",), ("tick",), ()]
+    assert [s.frontier for s in seals] == [("tick",), ("tick",), (END,)]
     assert seals[0].metadata["parent"] is None
     assert seals[1].metadata["parent"] == seals[0].seal_id
     assert all(s.metadata["file"] == "x.yaml" for s in seals)
@@ -358,7 +358,7 @@ async def test_resume_errors() -> None:
     rite = counter_cycle(2, codex=MemoryCodex())
     with pytest.raises(SealError, match="invocation_id"):
         await rite.ainvoke()
-    with pytest.raises(SealError, match="no seals"):
+    with pytest.raises(SealError, match="No Seals"):
         await rite.ainvoke(invocation_id="never-ran")
     await rite.ainvoke({"i": 0}, invocation_id="ran")
     with pytest.raises(SealError, match="no seal 'bogus'"):
