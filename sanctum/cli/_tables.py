@@ -133,7 +133,11 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
         _Column("step", [str(seal.superstep) for seal in seals], drop=3, justify="right"),
         _Column("time", [format_time(seal.timestamp) for seal in seals]),
         _Column(
-            "frontier", [", ".join(seal.frontier) or "END" for seal in seals], drop=2, shrink_to=8
+            "frontier",
+            # a finished run's last Seal has the frontier (END,): shown as END, like ()
+            [", ".join(n for n in seal.frontier if n != "__end__") or "END" for seal in seals],
+            drop=2,
+            shrink_to=8,
         ),
         _Column("interrupt", reasons, drop=1, shrink_to=12),
     ]
