@@ -54,6 +54,7 @@ from sanctum._facade.stores import (
     list_invocations,
     list_seals,
     open_codex,
+    seal_history,
 )
 from sanctum.wards.secrets import Secrets
 
@@ -87,4 +88,5 @@ __all__ = [
     "ritual_digest",
     "run",
     "run_tests",
+    "seal_history",
 ]

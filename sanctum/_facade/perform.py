@@ -547,7 +547,7 @@ def run(
         performance._add_secrets(more=ritual_secrets(spec))
         checked = check_inputs(spec, given)
         store = performance.open_store(spec.codex)
-        existing = await store.get(performance.invocation_id)
+        existing = await store.latest_seal_id(performance.invocation_id)
         if existing is not None:
             raise SealError(
                 f"invocation {performance.invocation_id!r} already exists in the codex; "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ __all__ = [
     "list_invocations",
     "list_seals",
     "open_codex",
+    "seal_history",
 ]
 
 
@@ -149,26 +151,48 @@ async def list_invocations(
             await store.aclose()
 
 
-async def list_seals(invocation_id: str, codex: Codex | str | None = None) -> builtins.list[Seal]:
+async def list_seals(
+    invocation_id: str, codex: Codex | str | None = None, *, values: bool = True
+) -> builtins.list[Seal]:
     """An invocation's Seal history, oldest first.
+
+    ``values=False`` reads no value: each Seal's ``aether`` is empty (what a table of
+    the history needs, however long the transcript).
 
     Raises:
         SealError: If the invocation is unknown.
     """
+    return [seal async for seal in seal_history(invocation_id, codex, values=values)]
+
+
+async def seal_history(
+    invocation_id: str, codex: Codex | str | None = None, *, values: bool = True
+) -> AsyncIterator[Seal]:
+    """Yield an invocation's Seals one at a time, oldest first.
+
+    The streaming form of :func:`list_seals`: memory holds one Seal's values at a time
+    (plus the stored rows of the history), however long it is. ``values=False`` reads
+    no value (each ``aether`` is empty).
+
+    Raises:
+        SealError: If the invocation is unknown (before anything is yielded).
+    """
     store, owned = _store(codex)
     try:
-        seals = await store.list(invocation_id)
+        found = False
+        async for seal in store.history(invocation_id, values=values):
+            found = True
+            yield seal
+        if not found:
+            raise SealError(
+                f"unknown invocation {invocation_id!r} in the codex "
+                f"{_describe_codex(codex if isinstance(codex, str) else None)}; list them "
+                "with `sanctum invocations`",
+                invocation_id=invocation_id,
+            )
     finally:
         if owned:
             await store.aclose()
-    if not seals:
-        raise SealError(
-            f"unknown invocation {invocation_id!r} in the codex "
-            f"{_describe_codex(codex if isinstance(codex, str) else None)}; list them with "
-            "`sanctum invocations`",
-            invocation_id=invocation_id,
-        )
-    return seals
 
 
 def _store(codex: Codex | str | None) -> tuple[Codex, bool]:

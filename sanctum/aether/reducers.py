@@ -9,10 +9,12 @@ missing key sets it directly. No reducer mutates its inputs.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["Reducer", "add", "append", "merge_dict", "overwrite"]
+__all__ = ["Reducer", "add", "append", "appended_from", "merge_dict", "overwrite"]
 
 Reducer = Callable[[Any, Any], Any]
 """A Conduit's merge function: ``(current, update) -> new value``."""
@@ -41,7 +43,40 @@ def append(current: Any, update: Any) -> list[Any]:
         raise TypeError(
             f"append reducer needs the current value to be a list, got {type(current).__name__}"
         )
-    return [*current, *update]
+    result = [*current, *update]
+    _note_append(result, current)
+    return result
+
+
+_PROVENANCE_SIZE = 256
+_provenance: OrderedDict[int, tuple[list[Any], Any, int]] = OrderedDict()
+_provenance_lock = threading.Lock()
+
+
+def _note_append(result: list[Any], current: Any) -> None:
+    """Remember that ``result`` is ``current`` (then ``len(current)`` long) plus items.
+
+    The entry holds ``result`` itself, so its ``id`` cannot be reused while remembered;
+    only the latest :data:`_PROVENANCE_SIZE` results are kept.
+    """
+    with _provenance_lock:
+        _provenance[id(result)] = (result, current, len(current))
+        if len(_provenance) > _PROVENANCE_SIZE:
+            _provenance.popitem(last=False)
+
+
+def appended_from(value: Any) -> tuple[Any, int] | None:
+    """The list :func:`append` built ``value`` from, and that list's length then.
+
+    Returns ``(current, length)`` when ``value`` is one of the latest results of
+    :func:`append` (so its first ``length`` items are ``current``'s items, the very
+    same objects), else None. A Codex uses it to store only the new items of a
+    transcript without comparing its whole prefix.
+    """
+    entry = _provenance.get(id(value))
+    if entry is None or entry[0] is not value:
+        return None
+    return entry[1], entry[2]
 
 
 def add(current: Any, update: Any) -> Any:

@@ -26,18 +26,22 @@ def seals(
     """Show an invocation's Seals: seal id, superstep, frontier, time, interrupt reason."""
     import asyncio
 
-    from sanctum.api import list_seals
+    from sanctum.api import list_seals, seal_history
     from sanctum.cli._tables import print_table, seal_row, seals_table
 
     check_codex(codex)
-    history = asyncio.run(list_seals(invocation, codex))
     if json_lines:
-        for seal in history:
-            row = seal_row(seal)
-            if values:
-                row["aether"] = dict(seal.aether)
-            print_json_line(row)
+
+        async def stream() -> None:  # one Seal's values in memory at a time
+            async for seal in seal_history(invocation, codex, values=values):
+                row = seal_row(seal)
+                if values:
+                    row["aether"] = dict(seal.aether)
+                print_json_line(row)
+
+        asyncio.run(stream())
         return
+    history = asyncio.run(list_seals(invocation, codex, values=False))
     console = make_console()
     print_table(console, seals_table(invocation, history, console.width))
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
+from sanctum.aether.reducers import appended_from
 from sanctum.codex._layout import (
     INLINE_LIMIT,
     KEEP_TEXT,
@@ -351,7 +352,8 @@ class _Planner:
         if len(value) <= count:
             return None
         old = held.obj
-        if value is not old:
+        origin = appended_from(value)
+        if value is not old and (origin is None or origin[0] is not old or origin[1] != count):
             prefix = value[:count]
             if type(prefix) is not type(old):
                 prefix, old = list(prefix), list(old)

@@ -16,7 +16,8 @@ Metadata keys the scheduler writes (all JSON-serialisable):
     so far (sorted), carried across supersteps and resumptions.
 ``interrupt``
     ``{"reason": str, "sigil": str}`` on the Seal written when ``interrupt()`` paused
-    the run; absent otherwise.
+    the run; absent otherwise. The same Seal also carries the original engine's flat
+    keys: ``interrupted`` (``True``), ``reason`` and ``sigil``.
 ``writers``
     ``{conduit: [sigil, ...]}`` — which Sigils wrote which Conduits in this superstep
     (bound order); used to name the culprit when state cannot be serialised.
@@ -30,14 +31,16 @@ Keys a caller passes through ``Rite.ainvoke(metadata=...)`` are stored beside th
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import math
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sanctum.codex.frontier import END_NAME, Frontier
 from sanctum.errors import SealError
 
 __all__ = ["Codex", "InvocationSummary", "Seal", "find_unserialisable", "new_seal_id"]
@@ -53,15 +56,17 @@ class Seal:
     """The wax impression of one superstep.
 
     Seal — a checkpoint. Immutable. ``aether`` is the full state after the superstep's
-    deltas were applied; ``frontier`` the Sigils active in the next superstep (empty
-    when the Invocation reached END) — resumption continues from it; ``superstep`` the
+    deltas were applied; ``frontier`` the Sigils active in the next superstep
+    (``(END,)`` when the Invocation finished) — resumption continues from it; it is a
+    :class:`~sanctum.codex.frontier.Frontier`, a tuple that also compares equal to a
+    list of the same names (``seal.frontier == ["transmute"]``); ``superstep`` the
     1-based count within the Invocation (an interrupt in superstep *n* leaves a Seal
     numbered *n - 1* whose frontier is the interrupted one); ``timestamp`` epoch
     seconds; ``metadata`` free-form context (see the module docstring for the keys the
     scheduler writes). ``seal_id`` uniquely identifies the Seal for time-travel (a new
     uuid4 hex when not given).
 
-    ``frontier`` may be given as any sequence of names; it is kept as a tuple.
+    ``frontier`` may be given as any sequence of names; it is kept as a Frontier.
     """
 
     aether: Mapping[str, Any]
@@ -72,8 +77,8 @@ class Seal:
     seal_id: str = field(default_factory=new_seal_id)
 
     def __post_init__(self) -> None:
-        if type(self.frontier) is not tuple:
-            object.__setattr__(self, "frontier", tuple(self.frontier))
+        if type(self.frontier) is not Frontier:
+            object.__setattr__(self, "frontier", Frontier(self.frontier))
 
     @property
     def parent(self) -> str | None:
@@ -95,8 +100,8 @@ class InvocationSummary:
     ``seals`` counts the Seals in the history; ``superstep`` and ``frontier`` come from
     the most recently written Seal; ``updated`` is its timestamp (epoch seconds);
     ``metadata`` its metadata. ``status`` is ``"paused"`` when that Seal records an
-    interrupt, ``"done"`` when its frontier is empty, ``"incomplete"`` otherwise (the
-    run was stopped or failed after its last Seal).
+    interrupt, ``"done"`` when its frontier is empty or only END, ``"incomplete"``
+    otherwise (the run was stopped or failed after its last Seal).
     """
 
     invocation_id: str
@@ -111,7 +116,7 @@ class InvocationSummary:
         """``"paused"``, ``"done"`` or ``"incomplete"`` (see the class docstring)."""
         if isinstance(self.metadata.get("interrupt"), Mapping):
             return "paused"
-        if not self.frontier:
+        if all(name == END_NAME for name in self.frontier):
             return "done"
         return "incomplete"
 
@@ -184,7 +189,8 @@ class Codex(ABC):
     working defaults that a store should override when it can do better:
     :meth:`put_next` (an atomic optimistic check, which the scheduler uses so that two
     processes resuming one Invocation never fork its history silently),
-    :meth:`get_seal`, :meth:`invocations` and :meth:`aclose`.
+    :meth:`get_seal`, :meth:`latest_seal_id`, :meth:`history`, :meth:`invocations`
+    and :meth:`aclose`.
     """
 
     @abstractmethod
@@ -229,6 +235,33 @@ class Codex(ABC):
             if seal.seal_id == seal_id:
                 return seal
         return None
+
+    async def latest_seal_id(self, invocation_id: str) -> str | None:
+        """Return the seal_id of the Invocation's most recently written Seal, or None.
+
+        Reads no value: a store answers from its index. The default loads the latest
+        Seal through :meth:`get`.
+
+        Raises:
+            SealError: If the store cannot be read.
+        """
+        latest = await self.get(invocation_id)
+        return latest.seal_id if latest is not None else None
+
+    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+        """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
+
+        The streaming form of :meth:`list`: a caller that handles one Seal at a time
+        holds one Seal's values, however long the history. With ``values=False`` each
+        Seal's ``aether`` is empty and no value is read or decoded (what listing a
+        history needs); ids, supersteps, frontiers, times and metadata are all there.
+        The default goes through :meth:`list`.
+
+        Raises:
+            SealError: If the store cannot be read or a Seal was damaged.
+        """
+        for seal in await self.list(invocation_id):
+            yield seal if values else dataclasses.replace(seal, aether={})
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
         """Return the most recently updated Invocations, newest first (at most ``limit``).

@@ -23,7 +23,7 @@ import builtins
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -330,9 +330,58 @@ class PostgresCodex(Codex):
         Raises:
             SealError: If the server cannot be used or a Seal row was damaged.
         """
-        return await self._read(
-            invocation_id, "WHERE invocation_id = %s ORDER BY seq", (invocation_id,)
-        )
+        return [seal async for seal in self.history(invocation_id)]
+
+    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+        """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
+
+        One transaction reads the Seal rows and, with ``values``, the value rows the
+        history points at (each stored once); each Seal's values are rebuilt when it
+        is yielded. ``values=False`` reads and decodes no value (``aether`` is empty).
+
+        Raises:
+            SealError: If the server cannot be used or a Seal row was damaged.
+        """
+        pool = await self._open()
+        table = Values(())
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                columns = _SEAL_COLUMNS if values else _SEAL_COLUMNS.replace("aether", "'{}'")
+                cursor = await conn.execute(
+                    f"SELECT {columns} FROM {self._s}.sanctum_seals "
+                    "WHERE invocation_id = %s ORDER BY seq",
+                    (invocation_id,),
+                )
+                rows = await cursor.fetchall()
+                if values:
+                    ids: set[int] = set()
+                    for row in rows:
+                        refs = decode_refs(invocation_id, row[0], self.location, row[5])
+                        ids.update(value_ids(refs))
+                    table = Values(await self._rows(conn, ids))
+        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+            raise self._unreachable(exc, invocation_id) from None
+        for row in rows:
+            yield thaw_seal(invocation_id, self.location, row, table)
+
+    async def latest_seal_id(self, invocation_id: str) -> str | None:
+        """Return the seal_id of the Invocation's latest Seal, or None; reads no value.
+
+        Raises:
+            SealError: If the server cannot be used.
+        """
+        pool = await self._open()
+        try:
+            async with pool.connection() as conn:
+                cursor = await conn.execute(
+                    f"SELECT latest_seal_id, seals FROM {self._s}.sanctum_invocations "
+                    "WHERE invocation_id = %s",
+                    (invocation_id,),
+                )
+                row = await cursor.fetchone()
+        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+            raise self._unreachable(exc, invocation_id) from None
+        return str(row[0]) if row is not None and row[1] > 0 else None
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation, or None when unknown.

@@ -38,7 +38,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -281,7 +281,64 @@ class SqliteCodex(Codex):
         Raises:
             SealError: If the file cannot be opened or a Seal row was damaged.
         """
-        return self._read(invocation_id, "ORDER BY key", ())
+        return [seal async for seal in self.history(invocation_id)]
+
+    def _snapshot(
+        self, invocation_id: str, values: bool
+    ) -> tuple[builtins.list[tuple[Any, ...]], Values]:
+        """The Invocation's Seal rows, oldest first, and (``values``) the value rows
+        they point at — one read snapshot."""
+        with self._lock:
+            try:
+                db = self._conn()
+                db.execute("BEGIN")
+                try:
+                    row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+                    if row is None:
+                        return [], Values(())
+                    rows = db.execute(
+                        f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} ORDER BY key",
+                        _span(int(row[0])),
+                    ).fetchall()
+                    if not values:
+                        return [(*r[:5], "{}") for r in rows], Values(())
+                    ids: set[int] = set()
+                    for r in rows:
+                        refs = decode_refs(invocation_id, str(r[0]), self._location, r[5])
+                        ids.update(value_ids(refs))
+                    return rows, Values(self._rows(db, ids))
+                finally:
+                    db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._failed(exc, "read seals", invocation_id) from None
+
+    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+        """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
+
+        One read snapshot: the Seal rows and, with ``values``, the value rows the
+        history points at — each stored once, so memory follows the file's share of
+        the history, not the sum of every Seal's state. Each Seal's values are rebuilt
+        when it is yielded. ``values=False`` reads and decodes no value (``aether`` is
+        empty).
+
+        Raises:
+            SealError: If the file cannot be opened or a Seal row was damaged.
+        """
+        rows, table = self._snapshot(invocation_id, values)
+        for row in rows:
+            yield thaw_seal(invocation_id, self._location, row, table)
+
+    async def latest_seal_id(self, invocation_id: str) -> str | None:
+        """Return the seal_id of the Invocation's latest Seal, or None; reads no value.
+
+        Raises:
+            SealError: If the file cannot be opened or read.
+        """
+        with self._lock:
+            try:
+                return self._tip(self._conn(), invocation_id)[2]
+            except sqlite3.Error as exc:
+                raise self._failed(exc, "read seals", invocation_id) from None
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation, or None when unknown.

@@ -46,6 +46,7 @@ from sanctum.ritual.algo import (
     with_error,
     writers_of,
 )
+from sanctum.ritual.constants import END
 from sanctum.ritual.emitter import Emitter, ImmediateHook, OmenHook, OmenSink
 from sanctum.ritual.graph import Graph, SigilPlan
 from sanctum.ritual.runner import (
@@ -118,8 +119,7 @@ async def _fresh(
     frontier, joins = entry_frontier(setup.graph, {})
     expected = None
     if setup.codex is not None:
-        latest = await setup.codex.get(invocation_id)
-        expected = latest.seal_id if latest is not None else None
+        expected = await setup.codex.latest_seal_id(invocation_id)
     return _State(aether, frontier, 0, joins, None, expected)
 
 
@@ -161,14 +161,13 @@ async def _resume(
                 invocation_id=invocation_id,
                 seal_id=seal_id,
             )
-        latest = await codex.get(invocation_id)
-        expected = latest.seal_id if latest is not None else None
+        expected = await codex.latest_seal_id(invocation_id)
     else:
         latest = await codex.get(invocation_id)
         if latest is None:
             raise SealError(
-                f"invocation {invocation_id!r} has no seals to resume from; start it with "
-                "input first (or check the invocation_id and the codex)",
+                f"No Seals for invocation {invocation_id!r}: nothing to resume from; start "
+                "it with input first (or check the invocation_id and the codex)",
                 invocation_id=invocation_id,
             )
         seal = latest
@@ -238,6 +237,12 @@ class _Sealer:
             state.updates = None
         if interrupt is not None:
             metadata["interrupt"] = dict(interrupt)
+            # the original engine's flat keys, beside sanctum's "interrupt" record
+            metadata["interrupted"] = True
+            metadata["reason"] = interrupt.get("reason")
+            metadata["sigil"] = interrupt.get("sigil")
+        if not frontier:
+            frontier = (END,)  # a finished run's last Seal: every branch reached END
         if self.veil is not None:  # the Rite's Secrets: nothing secret reaches the store
             aether = self.veil.aether(aether)
             frontier = [self.veil.text(name) for name in frontier]
@@ -369,6 +374,12 @@ async def perform_invocation(
             "omit input (use updates= to change the restored Aether)",
             invocation_id=invocation_id,
             seal_id=seal_id,
+        )
+    if updates is not None and input is not None:
+        raise SealError(
+            "updates are merged into a restored Seal and cannot be combined with input; "
+            "put those values in input for a fresh run, or omit input to resume",
+            invocation_id=invocation_id,
         )
     if resume:
         state = await _resume(setup, invocation_id, seal_id, updates)

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from sanctum.codex import Codex, Seal, SealError, new_seal_id
+from tests.codex.long_history import LongHistoryConformance
 
 __all__ = ["CodexConformance", "make_seal"]
 
@@ -75,8 +76,9 @@ RICH_AETHER: dict[str, Any] = {
 }
 
 
-class CodexConformance:
-    """Behavioural tests any Codex must pass (see the module docstring)."""
+class CodexConformance(LongHistoryConformance):
+    """Behavioural tests any Codex must pass (see the module docstring), long
+    histories included (:class:`~tests.codex.long_history.LongHistoryConformance`)."""
 
     # ------------------------------------------------------------ basics
 
