@@ -21,6 +21,7 @@ from sanctum.aether import ERRORS_CONDUIT
 from sanctum.codex.urls import parse_codex_url
 from sanctum.errors import SealError
 from sanctum.spec.diagnostics import Problems, did_you_mean
+from sanctum.spec.env import data_template
 from sanctum.spec.expressions import check_expression, check_template
 from sanctum.spec.loader import YamlPath
 from sanctum.spec.models import (
@@ -217,6 +218,9 @@ class Checker:
             self.problems.add(path, f"sigil {owner!r}: `{source}`: {message}")
 
     def _template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
+        done = self.problems.loaded.interpolations.get(path)
+        if done:
+            source = data_template(source, done)  # as the compiler will see it
         for message in check_template(source, known):
             self.problems.add(path, f"sigil {owner!r}: {message}")
 

@@ -32,7 +32,7 @@ from sanctum.ritual import (
 from sanctum.ritual.kinds import first_match_router, interrupt_sigil, set_sigil
 from sanctum.spec.checks import END_NAMES, Checker, exception_class
 from sanctum.spec.diagnostics import Problems
-from sanctum.spec.env import looks_secret
+from sanctum.spec.env import data_template, looks_secret
 from sanctum.spec.expressions import compile_expression, compile_template
 from sanctum.spec.loader import LoadedFile, YamlPath, load_yaml_file
 from sanctum.spec.models import (
@@ -365,6 +365,9 @@ class _Builder:
         return lambda aether: compiled.condition(self.context(aether))
 
     def text(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], str]:
+        done = self.source.loaded.interpolations.get(("sigils", sigil, *where.split(".")))
+        if done:
+            source = data_template(source, done)
         compiled = compile_template(source, sigil=sigil, field=where)
         return lambda aether: compiled.render(self.context(aether))
 
