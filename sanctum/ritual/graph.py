@@ -93,16 +93,18 @@ class SigilPlan:
     """The precomputed way to perform one Sigil inside a superstep.
 
     ``index`` is the Sigil's bind order (deltas merge in this order); ``fast`` is true
-    for a synchronous Sigil without retries that takes no InvocationContext, which the
-    runner calls inline; ``quiet`` is ``fast`` without a writer (a superstep tap can
-    stand in for its Omens). ``takes_invocation`` means ``fn`` is the adapted
-    ``call(aether, writer, invocation)`` (see :mod:`sanctum.ritual.invocation`). Successors
+    for a synchronous Sigil without retries that is not ``adapted``, which the runner
+    calls inline; ``quiet`` is ``fast`` without a writer (a superstep tap can stand in
+    for its Omens). ``adapted`` means the Sigil asks for its InvocationContext (or a
+    keyword-only writer) and ``fn`` is the adapted ``call(aether, writer, invocation)``
+    (see :mod:`sanctum.ritual.invocation`). Successors
     are ``targets`` (static edges, END left out) or ``router``/``route_table``
     (conditional edge). ``preds`` lists the static predecessors a ``join="all"`` Sigil
     waits for.
     """
 
     __slots__ = (
+        "adapted",
         "backoff",
         "fast",
         "fn",
@@ -118,7 +120,6 @@ class SigilPlan:
         "route_table",
         "router",
         "router_async",
-        "takes_invocation",
         "takes_writer",
         "targets",
         "timeout",
@@ -131,7 +132,7 @@ class SigilPlan:
         self.is_async = spec.is_async
         self.takes_writer = spec.takes_writer
         call = invocation_call(spec.fn, spec.takes_writer)
-        self.takes_invocation = call is not None
+        self.adapted = call is not None
         if call is not None:
             self.fn = call
         self.timeout: float | None = policy.timeout if policy else None
@@ -139,7 +140,7 @@ class SigilPlan:
         self.backoff: BackoffFn | None = policy.backoff if policy else None
         self.retry_on: tuple[type[BaseException], ...] = policy.retry_on if policy else ()
         self.on_error: SigilPlan | None = None
-        self.fast = not spec.is_async and self.retries == 0 and not self.takes_invocation
+        self.fast = not spec.is_async and self.retries == 0 and not self.adapted
         self.quiet = self.fast and not spec.takes_writer
         self.join_all = spec.join == "all"
         self.preds: frozenset[str] = frozenset()

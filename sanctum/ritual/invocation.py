@@ -2,7 +2,9 @@
 
 A Sigil whose signature declares a parameter named ``invocation`` receives an
 :class:`InvocationContext` for every activation (``def fn(aether, invocation)``,
-``async def fn(aether, writer, invocation)``, ``def fn(aether, *, invocation)``).
+``async def fn(aether, writer, invocation)``, ``def fn(aether, *, invocation)``); a
+keyword-only parameter named ``writer`` receives the writer
+(``async def fn(aether, *, writer)``).
 Invocation — one run, keyed by ``invocation_id``. The context is how a Sigil derives
 stable ids from the run it belongs to (a child run's id, an idempotency key for an
 outside call) without reading them from the Aether.
@@ -39,22 +41,24 @@ SigilCall = Callable[[dict[str, Any], Any, InvocationContext], Any]
 
 
 def invocation_call(fn: Callable[..., Any], takes_writer: bool) -> SigilCall | None:
-    """Adapt a Sigil function that declares an ``invocation`` parameter.
+    """Adapt a Sigil function that asks for its context or its writer by name.
 
-    The Aether goes to the first parameter; the context goes to the parameter named
-    ``invocation`` (by keyword, or by position when it is positional-only); when
-    ``takes_writer`` is true the writer goes to the parameter ``detect_writer`` counted
-    (the first other positional one without a default, or one named ``writer``), by
+    The Aether goes to the first parameter. The context goes to the parameter named
+    ``invocation`` (by keyword, or by position when it is positional-only). The writer
+    goes, when ``takes_writer`` is true, to the parameter ``detect_writer`` counted
+    (the first other positional one without a default, or one named ``writer``) — by
     keyword when it can be named, so its place before or after ``invocation`` does not
-    matter.
+    matter — and otherwise to a keyword-only parameter named ``writer``, if any
+    (``async def fn(aether, *, writer)``).
 
     Args:
         fn: The Sigil function (a function, bound method, partial or callable object).
-        takes_writer: Whether ``fn`` asked for a writer (see ``detect_writer``).
+        takes_writer: Whether ``fn`` asked for a writer by position (``detect_writer``).
 
     Returns:
-        ``call(aether, writer, invocation)``, or None when ``fn`` has no parameter
-        named ``invocation`` after its first (or no readable signature).
+        ``call(aether, writer, invocation)``, or None when ``fn`` needs no adapting:
+        it has no parameter named ``invocation`` after its first and no keyword-only
+        ``writer`` (or no readable signature).
     """
     try:
         parameters = list(inspect.signature(fn).parameters.values())
@@ -63,13 +67,9 @@ def invocation_call(fn: Callable[..., Any], takes_writer: bool) -> SigilCall | N
     if len(parameters) < 2 or parameters[0].kind not in _POSITIONAL:
         return None
     later = parameters[1:]
-    target = next((p for p in later if p.name == INVOCATION_PARAMETER), None)
-    if target is None or target.kind in (
-        inspect.Parameter.VAR_POSITIONAL,
-        inspect.Parameter.VAR_KEYWORD,
-    ):
-        return None
-    pen = None
+    target = next(
+        (p for p in later if p.name == INVOCATION_PARAMETER and p.kind not in _VARIADIC), None
+    )
     if takes_writer:
         pen = next(
             (
@@ -81,33 +81,39 @@ def invocation_call(fn: Callable[..., Any], takes_writer: bool) -> SigilCall | N
             ),
             None,
         )
-    if target.kind is inspect.Parameter.POSITIONAL_ONLY:
+    else:
+        pen = next(
+            (p for p in later if p.name == "writer" and p.kind is inspect.Parameter.KEYWORD_ONLY),
+            None,
+        )
+        if target is None and pen is None:
+            return None
+    if target is None and takes_writer:
+        return None  # a positional writer alone: the runner's plain call does it
+    if target is not None and target.kind is inspect.Parameter.POSITIONAL_ONLY:
         # Positional-only: everything up to it goes by position, in signature order.
         order = later[: later.index(target) + 1]
 
         def by_position(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
-            args = [invocation if p is target else writer for p in order]
-            return fn(aether, *args)
+            return fn(aether, *[invocation if p is target else writer for p in order])
 
         return by_position
-    if pen is None:
+    writer_by_position = pen is not None and pen.kind is inspect.Parameter.POSITIONAL_ONLY
+    writer_name = pen.name if pen is not None and not writer_by_position else None
+    wants_context = target is not None
 
-        def context_only(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
-            return fn(aether, invocation=invocation)
+    def call(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
+        named: dict[str, Any] = {}
+        if writer_name is not None:
+            named[writer_name] = writer
+        if wants_context:
+            named[INVOCATION_PARAMETER] = invocation
+        if writer_by_position:
+            return fn(aether, writer, **named)
+        return fn(aether, **named)
 
-        return context_only
-    if pen.kind is inspect.Parameter.POSITIONAL_ONLY:
-
-        def writer_first(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
-            return fn(aether, writer, invocation=invocation)
-
-        return writer_first
-    pen_name = pen.name
-
-    def both(aether: dict[str, Any], writer: Any, invocation: InvocationContext) -> Any:
-        return fn(aether, **{pen_name: writer, INVOCATION_PARAMETER: invocation})
-
-    return both
+    return call
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+_VARIADIC = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)

@@ -300,7 +300,7 @@ async def _attempt(
     attempt = 0
     while True:
         try:
-            if plan.takes_invocation:
+            if plan.adapted:
                 emitter = ctx.emitter
                 pen: Any = (
                     NULL_WRITER

@@ -64,3 +64,18 @@ def test_token_is_the_payload_alias() -> None:
     omen = TokenEmitted(payload={"delta": "x"}, sigil="s")
     assert omen.token == {"delta": "x"}
     assert omen.token is omen.payload
+
+
+async def test_a_keyword_only_writer_is_handed_over_by_name() -> None:
+    async def speak(aether: dict[str, Any], *, writer: Any) -> dict[str, Any]:
+        await writer("named")
+        return {"ok": True}
+
+    async def both(aether: dict[str, Any], *, writer: Any, invocation: Any) -> dict[str, Any]:
+        await writer(invocation.superstep)
+        return {}
+
+    seen = [o.token async for o in _rite(speak).astream({}, mode="tokens")]
+    assert seen == ["named"]
+    assert await _rite(speak).ainvoke({}) == {"ok": True}
+    assert [o.token async for o in _rite(both).astream({}, mode="tokens")] == [1]

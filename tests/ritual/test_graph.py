@@ -61,3 +61,11 @@ def test_plans_carry_resolved_policy_and_edges() -> None:
     assert a.targets == (b,)  # END is not a target plan
     assert graph.entry == (a,)
     assert graph.manifest["edges"] == {START: ["a"], "a": ["b", END], "b": [END], "f": [END]}
+
+
+def test_invocation_is_not_a_writer() -> None:
+    def asks(aether: Any, invocation: Any) -> None: ...
+    def both(aether: Any, writer: Any, invocation: Any) -> None: ...
+
+    assert not detect_writer(asks)
+    assert detect_writer(both)
