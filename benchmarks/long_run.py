@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import operator
 import os
@@ -51,12 +52,13 @@ from sanctum.codex import Codex, MemoryCodex, SqliteCodex
 WINDOW = 20
 """Supersteps in the first and last windows whose medians are compared."""
 
-_WORDS = (
+_TEXT = (
     "the model answered with a short plan and then called the search spell for the "
     "latest figures about local inference servers quantised weights context windows "
-    "tokens per second memory budgets and a careful summary of what changed since the "
-    "previous turn including errors retries and the tool results it had to repair"
-).split()
+    "tokens per second memory budgets and a careful summary of what changed since "
+    "the previous turn including errors retries and the tool results it repaired"
+)
+_WORDS = _TEXT.split(" ")
 
 
 _MESSAGES: dict[int, dict[str, Any]] = {}
@@ -131,13 +133,14 @@ def build_sanctum(turns: int, shape: str, stamps: list[float], codex: Codex | No
 
 
 def windows(stamps: list[float]) -> dict[str, float]:
-    gaps = [(b - a) * 1e3 for a, b in zip(stamps, stamps[1:], strict=False)]
+    gaps = [(b - a) * 1e3 for a, b in itertools.pairwise(stamps)]
     first = statistics.median(gaps[:WINDOW])
     last = statistics.median(gaps[-WINDOW:])
     return {"first_ms": first, "last_ms": last, "growth": last / first}
 
 
 def disk_bytes(path: Path) -> int:
+    """The SQLite file and its WAL, after folding the WAL into the file."""
     import sqlite3
 
     db = sqlite3.connect(path)
@@ -146,12 +149,11 @@ def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.parent.iterdir() if p.name.startswith(path.name))
 
 
-def load_child(store: str, where: str, invocation: str, measure: str) -> dict[str, Any]:
-    """Run one fresh-process load; ``measure`` is ``time`` or ``memory``."""
+def load_child(store: str, where: dict[str, str], measure: str) -> dict[str, Any]:
+    """Load the latest checkpoint in a fresh process; ``measure``: time or memory."""
+    spec = json.dumps({"store": store, "measure": measure, **where})
     out = subprocess.run(
-        [sys.executable, __file__, "--child", store, where, invocation, measure],
-        capture_output=True,
-        text=True,
+        [sys.executable, __file__, "--child", spec], capture_output=True, text=True, check=False
     )
     if out.returncode:
         raise SystemExit(f"the load in a fresh process failed:\n{out.stderr}")
@@ -159,64 +161,63 @@ def load_child(store: str, where: str, invocation: str, measure: str) -> dict[st
     return result
 
 
-def _child(store: str, where: str, invocation: str, measure: str) -> None:
+def _open_store(spec: dict[str, str]) -> Codex:
+    if spec["store"] == "sqlite":
+        return SqliteCodex(spec["path"])
+    from sanctum.codex.postgres import PostgresCodex
+
+    return PostgresCodex(spec["url"], schema=spec["schema"])
+
+
+def _child(spec: dict[str, str]) -> None:
+    """The fresh process: warm up on one load, then time (or trace) a second one."""
     import tracemalloc
 
-    def state_size(values: Any) -> int:
-        return len(json.dumps(values, separators=(",", ":"), default=str))
-
-    if store == "langgraph":
+    tracing = spec["measure"] == "memory"
+    if spec["store"] == "langgraph":
         import sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        saver = SqliteSaver(sqlite3.connect(where, check_same_thread=False))
-        graph = build_langgraph(0, saver)
-        config = {"configurable": {"thread_id": invocation}}
-        graph.get_state(config)  # warm the code paths on a first load
-        if measure == "memory":
+        graph = build_langgraph(0, SqliteSaver(sqlite3.connect(spec["path"])))
+        config = {"configurable": {"thread_id": spec["invocation"]}}
+        graph.get_state(config)
+        if tracing:
             tracemalloc.start()
         began = time.perf_counter()
         values = graph.get_state(config).values
         seconds = time.perf_counter() - began
     else:
-        codex: Codex
-        if store == "sqlite":
-            codex = SqliteCodex(where)
-        else:
-            from sanctum.codex.postgres import PostgresCodex
-
-            codex = PostgresCodex(where)
+        codex = _open_store(spec)
 
         async def load() -> tuple[float, Any]:
-            await codex.invocations(1)  # open the store and warm the code paths
-            if measure == "memory":
+            await codex.get(spec["invocation"])
+            if tracing:
                 tracemalloc.start()
             began = time.perf_counter()
-            seal = await codex.get(invocation)
-            seconds = time.perf_counter() - began
+            seal = await codex.get(spec["invocation"])
+            took = time.perf_counter() - began
             assert seal is not None
-            return seconds, seal.aether
+            await codex.aclose()
+            return took, dict(seal.aether)
 
         seconds, values = asyncio.run(load())
-    peak = tracemalloc.get_traced_memory()[1] if measure == "memory" else 0
-    print(json.dumps({"seconds": seconds, "peak": peak, "state": state_size(values)}))
+    peak = tracemalloc.get_traced_memory()[1] if tracing else 0
+    state = len(json.dumps(values, separators=(",", ":")))
+    print(json.dumps({"seconds": seconds, "peak": peak, "state": state}))
 
 
-class _LangGraphState(TypedDict):
-    messages: Annotated[list[dict[str, Any]], operator.add]
-    turn: int
-
-
-def build_langgraph(turns: int, checkpointer: Any) -> Any:
+def build_langgraph(turns: int, checkpointer: Any, stamps: list[float] | None = None) -> Any:
+    """The same shape on LangGraph: an ``operator.add`` transcript, one node, a loop."""
     from langgraph.graph import END as LG_END
     from langgraph.graph import START as LG_START
     from langgraph.graph import StateGraph
 
-    stamps: list[float] = getattr(checkpointer, "_bench_stamps", [])
+    clock = time.perf_counter
+    marks = stamps if stamps is not None else []
 
     def step(state: _LangGraphState) -> dict[str, Any]:
-        stamps.append(time.perf_counter())
+        marks.append(clock())
         turn = state["turn"]
         return {"messages": [message(turn)], "turn": turn + 1}
 
@@ -227,6 +228,11 @@ def build_langgraph(turns: int, checkpointer: Any) -> Any:
     return graph.compile(checkpointer=checkpointer)
 
 
+class _LangGraphState(TypedDict):
+    messages: Annotated[list[dict[str, Any]], operator.add]
+    turn: int
+
+
 def run_langgraph(turns: int, folder: Path) -> dict[str, Any]:
     import sqlite3
 
@@ -234,43 +240,45 @@ def run_langgraph(turns: int, folder: Path) -> dict[str, Any]:
 
     path = folder / "langgraph.db"
     conn = sqlite3.connect(path, check_same_thread=False)
-    saver = SqliteSaver(conn)
     stamps: list[float] = []
-    saver._bench_stamps = stamps  # type: ignore[attr-defined]
-    graph = build_langgraph(turns, saver)
+    graph = build_langgraph(turns, SqliteSaver(conn), stamps)
     config = {"configurable": {"thread_id": "long"}, "recursion_limit": turns + 10}
     graph.invoke({"messages": [], "turn": 0}, config, durability="sync")
     conn.close()
     result: dict[str, Any] = windows(stamps)
     result["disk_over_payload"] = disk_bytes(path) / payload_bytes(turns)
-    timed = load_child("langgraph", str(path), "long", "time")
-    memory = load_child("langgraph", str(path), "long", "memory")
-    result["load_ms"] = timed["seconds"] * 1e3
-    result["load_peak_over_state"] = memory["peak"] / memory["state"]
+    where = {"path": str(path), "invocation": "long"}
+    result.update(_loads("langgraph", where))
     return result
+
+
+def _loads(store: str, where: dict[str, str]) -> dict[str, float]:
+    timed = min(
+        (load_child(store, where, "time") for _ in range(3)), key=lambda r: float(r["seconds"])
+    )
+    memory = load_child(store, where, "memory")
+    return {
+        "load_ms": timed["seconds"] * 1e3,
+        "load_peak_over_state": memory["peak"] / memory["state"],
+    }
 
 
 def run_sanctum(
     store: str, turns: int, shape: str, folder: Path, pg_url: str | None
 ) -> dict[str, Any]:
-    stamps: list[float] = []
-    codex: Codex
-    where = ""
-    if store == "memory":
-        codex = MemoryCodex()
-    elif store == "sqlite":
-        where = str(folder / f"sanctum-{shape}.db")
-        codex = SqliteCodex(where)
-    else:
-        from sanctum.codex.postgres import PostgresCodex
-
-        assert pg_url is not None
-        where = pg_url
-        codex = PostgresCodex(pg_url, schema=f"bench_{os.getpid()}_{shape}")
+    """One long run on one store, then (SQLite, PostgreSQL) loads in fresh processes."""
     for turn in range(turns + 1):
         message(turn)
-    rite = build_sanctum(turns, shape, stamps, codex)
     invocation = f"long-{shape}-{os.getpid()}"
+    where: dict[str, str] = {"invocation": invocation}
+    if store == "sqlite":
+        where["path"] = str(folder / f"sanctum-{shape}.db")
+    elif store == "postgres":
+        assert pg_url is not None
+        where.update(url=pg_url, schema=f"bench_{os.getpid()}_{shape}")
+    codex = MemoryCodex() if store == "memory" else _open_store({"store": store, **where})
+    stamps: list[float] = []
+    rite = build_sanctum(turns, shape, stamps, codex)
 
     async def go() -> None:
         await rite.ainvoke({}, invocation_id=invocation)
@@ -279,29 +287,15 @@ def run_sanctum(
     asyncio.run(go())
     result: dict[str, Any] = windows(stamps)
     if store == "sqlite":
-        result["disk_over_payload"] = disk_bytes(Path(where)) / payload_bytes(turns)
-    if store in ("sqlite", "postgres"):
-        if store == "postgres":
-            where = f"{pg_url}?options=-csearch_path%3Dbench_{os.getpid()}_{shape}"
-            where = _pg_child_url(pg_url, f"bench_{os.getpid()}_{shape}")  # type: ignore[arg-type]
-        timed = load_child(store, where, invocation, "time")
-        memory = load_child(store, where, invocation, "memory")
-        result["load_ms"] = timed["seconds"] * 1e3
-        result["load_peak_over_state"] = memory["peak"] / memory["state"]
+        result["disk_over_payload"] = disk_bytes(Path(where["path"])) / payload_bytes(turns)
+    if store != "memory":
+        result.update(_loads(store, where))
     if store == "postgres":
-        _drop_schema(pg_url, f"bench_{os.getpid()}_{shape}")  # type: ignore[arg-type]
+        import psycopg
+
+        with psycopg.connect(where["url"], autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{where["schema"]}" CASCADE')
     return result
-
-
-def _pg_child_url(url: str, schema: str) -> str:
-    return json.dumps({"url": url, "schema": schema})
-
-
-def _drop_schema(url: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def main() -> None:
@@ -312,24 +306,17 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("SANCTUM_TEST_POSTGRES_URL"))
     parser.add_argument("--no-langgraph", action="store_true")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        store, where, invocation, measure = args.child
-        if store == "postgres":
-            spec = json.loads(where)
-            from sanctum.codex import postgres as pg_module
-
-            real = pg_module.PostgresCodex
-            pg_module.PostgresCodex = lambda _w: real(spec["url"], schema=spec["schema"])  # type: ignore[assignment,misc]
-            where = spec["url"]
-        _child(store, where, invocation, measure)
+        _child(json.loads(args.child))
         return
     results: dict[str, Any] = {"turns": args.turns, "shape": args.shape, "window": WINDOW}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for store in args.stores.split(","):
             if store == "postgres" and not args.postgres:
+                results["sanctum_postgres"] = "skipped: set SANCTUM_TEST_POSTGRES_URL"
                 continue
             results[f"sanctum_{store}"] = run_sanctum(
                 store, args.turns, args.shape, folder, args.postgres
@@ -341,24 +328,37 @@ def main() -> None:
                 results["langgraph_sqlite"] = "not installed (pip install -e '.[bench]')"
     if args.json:
         print(json.dumps(results))
-        return
-    print(f"{args.turns} supersteps, shape {args.shape!r}, medians over {WINDOW}-superstep windows")
-    header = f"{'':18}{'first ms':>10}{'last ms':>10}{'growth':>8}{'disk/payload':>14}{'load ms':>9}{'load peak/state':>17}"
-    print(header)
+    else:
+        print_table(results)
+
+
+_COLUMNS = (
+    ("first_ms", "first ms", ".3f"),
+    ("last_ms", "last ms", ".3f"),
+    ("growth", "growth", ".2f"),
+    ("disk_over_payload", "disk/payload", ".2f"),
+    ("load_ms", "load ms", ".1f"),
+    ("load_peak_over_state", "load peak/state", ".2f"),
+)
+
+
+def print_table(results: dict[str, Any]) -> None:
+    print(
+        f"{results['turns']} supersteps, shape {results['shape']!r}, medians over "
+        f"{WINDOW}-superstep windows"
+    )
+    print(f"{'':18}" + "".join(f"{title:>16}" for _key, title, _fmt in _COLUMNS))
     for name, row in results.items():
-        if not isinstance(row, dict):
-            if name.startswith(("sanctum", "langgraph")):
-                print(f"{name:18}{row}")
+        if not name.startswith(("sanctum_", "langgraph_")):
             continue
-
-        def cell(key: str, width: int, fmt: str, row: dict[str, Any] = row) -> str:
-            return f"{format(row[key], fmt):>{width}}" if key in row else f"{'-':>{width}}"
-
-        print(
-            f"{name:18}{cell('first_ms', 10, '.3f')}{cell('last_ms', 10, '.3f')}"
-            f"{cell('growth', 8, '.2f')}{cell('disk_over_payload', 14, '.2f')}"
-            f"{cell('load_ms', 9, '.1f')}{cell('load_peak_over_state', 17, '.2f')}"
+        if not isinstance(row, dict):
+            print(f"{name:18}{row}")
+            continue
+        cells = (
+            f"{format(row[key], fmt):>16}" if key in row else f"{'-':>16}"
+            for key, _title, fmt in _COLUMNS
         )
+        print(f"{name:18}" + "".join(cells))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ chains to the stored rows instead of copying them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -104,6 +105,22 @@ def child_ids(body: object) -> set[int]:
     return value_ids(refs) if isinstance(refs, dict) else set()
 
 
+def _inflate(body: bytes, start: int) -> str:
+    try:
+        text = zlib.decompress(body).decode("ascii")
+    except (zlib.error, UnicodeDecodeError):
+        raise _Broken(f"value {start} is unreadable: a pack does not inflate") from None
+    if not text.startswith(PACK_MARK):
+        raise _Broken(f"value {start} is unreadable: a deflated row is not a pack")
+    return text[1:]
+
+
+def _inflated(parts: list[str | bytes], start: int) -> Iterator[str]:
+    """Each part as text, oldest first (a pack a store keeps deflated, inflated)."""
+    for part in parts:
+        yield _inflate(part, start) if type(part) is bytes else part  # type: ignore[misc]
+
+
 class _Broken(Exception):
     """A value row is missing, loops, or does not fit its chain (the problem as text)."""
 
@@ -147,11 +164,11 @@ class Values:
         except _Broken as exc:
             raise ValueError(str(exc)) from None
 
-    def _chain(self, start: int) -> tuple[Any, str, list[str], list[str]]:
+    def _chain(self, start: int) -> tuple[Any, str, list[str], list[str | bytes]]:
         """Walk from ``start`` to its root: ``(root id, root body, marks, parts)``,
-        parts newest first."""
+        parts newest first (a pack a store keeps deflated stays bytes here)."""
         table = self.table
-        parts: list[str] = []
+        parts: list[str | bytes] = []
         marks: list[str] = []
         seen: set[int] = set()
         node: Any = start
@@ -162,6 +179,11 @@ class Values:
                 raise _Broken(f"value {node} is missing")
             seen.add(node)
             prev, body = table[node]
+            if type(body) is bytes and body and prev is not None:
+                marks.append(PACK_MARK)
+                parts.append(body)
+                node = prev
+                continue
             if not isinstance(body, str) or not body:
                 raise _Broken(f"value {node} is unreadable")
             if prev is None:
@@ -181,7 +203,7 @@ class Values:
         tail: tuple[str, ...] = ()
         if parts and marks[0] != PACK_MARK:
             run = marks.index(PACK_MARK) if PACK_MARK in marks else len(marks)
-            tail = tuple(reversed(parts[:run]))
+            tail = tuple(str(part) for part in reversed(parts[:run]))  # links: text
             base = self._nth(start, run) if run < len(marks) else root_id
         parts.reverse()
         marks.reverse()
@@ -192,21 +214,28 @@ class Values:
         if body.startswith('"') and len(body) >= 2 and body.endswith('"'):
             if any(mark not in (TEXT_MARK, PACK_MARK) for mark in marks):
                 raise _Broken(f"value {start} mixes text and list links")
-            text = "".join([body[:-1], *parts, '"'])
+            text = "".join([body[:-1], *_inflated(parts, start), '"'])
             value = _parse(text, start)
             short = text if len(text) <= KEEP_TEXT else None
             return Held(value, len(value), start, short, None, base, tail)
         if not (body.startswith("[") and body.endswith("]")):
             raise _Broken(f"value {start} continues a value that is not a list or text")
-        if any(mark not in ("", PACK_MARK) for mark in marks) or not all(parts):
+        if any(mark not in ("", PACK_MARK) for mark in marks):
             raise _Broken(f"value {start} mixes list and text links")
         items = _parse(body, root_id)
-        keep: str | None = None
-        if len(body) + sum(map(len, parts)) + len(parts) <= KEEP_TEXT:
-            joined = ",".join(parts)
-            keep = f"[{joined}]" if body == "[]" else f"{body[:-1]},{joined}]"
-        for part in parts:
+        kept: list[str] | None = [] if len(body) <= KEEP_TEXT else None
+        size = len(body)
+        for part in _inflated(parts, start):
+            if not part:
+                raise _Broken(f"value {start} continues its list with nothing")
             items.extend(_parse(f"[{part}]", start))
+            if kept is not None:
+                size += len(part) + 1
+                kept = [*kept, part] if size <= KEEP_TEXT else None
+        keep: str | None = None
+        if kept is not None:
+            joined = ",".join(kept)
+            keep = f"[{joined}]" if body == "[]" else f"{body[:-1]},{joined}]"
         return Held(items, len(items), start, keep, None, base, tail)
 
     def _nth(self, start: int, count: int) -> int:

@@ -83,15 +83,6 @@ _INSERT_SEAL = (
 )
 
 
-def _inflate(body: bytes) -> str | bytes:
-    """A deflated pack's text, or the bytes as they are when they do not inflate
-    (reported as a damaged value by whoever needs it)."""
-    try:
-        return zlib.decompress(body).decode("ascii")
-    except (zlib.error, UnicodeDecodeError):
-        return body
-
-
 def _span(number: int) -> tuple[int, int]:
     """The first and last key an Invocation's Seals can hold."""
     low = number << _SEQ_BITS
@@ -210,12 +201,8 @@ class SqliteCodex(Codex):
             pending = set()
             for row in fetched:
                 seen.add(row[0])
-                body = row[2]
-                if type(body) is bytes:  # a pack, deflated by _store_value
-                    rows.append((row[0], row[1], _inflate(body)))
-                else:
-                    rows.append(row)
-                    pending.update(child_ids(body))
+                rows.append(row)  # a pack stays deflated: Values inflates it
+                pending.update(child_ids(row[2]))
             pending -= seen
         return rows
 
@@ -414,7 +401,7 @@ class SqliteCodex(Codex):
     ) -> int:
         stored: str | bytes = body
         if body.startswith(PACK_MARK):
-            stored = zlib.compress(body.encode("ascii"), 1)  # read back by _rows
+            stored = zlib.compress(body.encode("ascii"), 6)  # inflated by _stored.Values
         row = db.execute(
             "INSERT INTO sanctum_values (digest, prev, body) VALUES (?, ?, ?) "
             "ON CONFLICT (digest) DO NOTHING RETURNING id",
