@@ -38,6 +38,7 @@ __all__ = [
     "child_ids",
     "damaged",
     "decode_refs",
+    "row_refs",
     "thaw_seal",
     "value_ids",
 ]
@@ -52,6 +53,11 @@ def aether_column(values: Mapping[str, Step]) -> str:
         f"{encode_basestring_ascii(name)}:{ref_text(step.held)}" for name, step in values.items()
     ]
     return "{" + ",".join(parts) + "}"
+
+
+def row_refs(refs: Mapping[str, Ref]) -> list[int]:
+    """The value row ids a Seal row points at, once per Conduit (repeats kept)."""
+    return [ref for ref in refs.values() if isinstance(ref, int) and not isinstance(ref, bool)]
 
 
 def value_ids(refs: Mapping[str, Ref]) -> set[int]:
@@ -116,8 +122,11 @@ def _inflate(body: bytes, start: int) -> str:
 
 
 def _inflated(parts: list[str | bytes], start: int) -> Iterator[str]:
-    """Each part as text, oldest first (a pack a store keeps deflated, inflated)."""
-    for part in parts:
+    """Each part as text, oldest first (a pack a store keeps deflated, inflated),
+    letting go of each one as it is handed over."""
+    parts.reverse()
+    while parts:
+        part = parts.pop()
         yield _inflate(part, start) if type(part) is bytes else part  # type: ignore[misc]
 
 
@@ -142,10 +151,30 @@ class Values:
     map row's children (see :mod:`sanctum.codex._layout`).
     """
 
-    __slots__ = ("table",)
+    __slots__ = ("once", "table")
 
-    def __init__(self, rows: Iterable[tuple[int, Any, Any]]) -> None:
+    def __init__(
+        self, rows: Iterable[tuple[int, Any, Any]], once: Iterable[int] | None = None
+    ) -> None:
+        """Index ``rows``; with ``once`` (the refs that will be loaded, one entry per
+        load), a row that only one of their chains passes through is dropped as soon
+        as it is parsed, so the rows and the values they become are not both held
+        whole."""
         self.table = {row_id: (prev, body) for row_id, prev, body in rows}
+        self.once: set[int] = set()
+        if once is not None:
+            uses: dict[int, int] = {}
+            starts = list(once)
+            while starts:
+                node: Any = starts.pop()
+                seen: set[int] = set()
+                while node in self.table and node not in seen:
+                    seen.add(node)
+                    uses[node] = uses.get(node, 0) + 1
+                    prev, body = self.table[node]
+                    starts.extend(child_ids(body))
+                    node = prev
+            self.once = {node for node, count in uses.items() if count == 1}
 
     def load(self, ref: Ref) -> Held:
         """The value behind ``ref`` and what a writer holds of it.
@@ -164,10 +193,12 @@ class Values:
         except _Broken as exc:
             raise ValueError(str(exc)) from None
 
-    def _chain(self, start: int) -> tuple[Any, str, list[str], list[str | bytes]]:
-        """Walk from ``start`` to its root: ``(root id, root body, marks, parts)``,
-        parts newest first (a pack a store keeps deflated stays bytes here)."""
+    def _chain(self, start: int) -> tuple[Any, str, list[str], list[str | bytes], list[int]]:
+        """Walk from ``start`` to its root: ``(root id, root body, marks, parts, ids)``,
+        parts newest first with their row ids (a pack a store keeps deflated stays
+        bytes here)."""
         table = self.table
+        ids: list[int] = []
         parts: list[str | bytes] = []
         marks: list[str] = []
         seen: set[int] = set()
@@ -178,23 +209,25 @@ class Values:
             if node not in table:
                 raise _Broken(f"value {node} is missing")
             seen.add(node)
-            prev, body = table[node]
+            prev, body = table.pop(node) if node in self.once else table[node]
             if type(body) is bytes and body and prev is not None:
                 marks.append(PACK_MARK)
                 parts.append(body)
+                ids.append(node)
                 node = prev
                 continue
             if not isinstance(body, str) or not body:
                 raise _Broken(f"value {node} is unreadable")
             if prev is None:
-                return node, body, marks, parts
+                return node, body, marks, parts, ids
             mark = body[0] if body[0] in _MARKS else ""
             marks.append(mark)
             parts.append(body[1:] if mark else body)
+            ids.append(node)
             node = prev
 
     def _load(self, start: int, active: set[int]) -> Held:
-        root_id, body, marks, parts = self._chain(start)
+        root_id, body, marks, parts, ids = self._chain(start)
         if body.startswith(MAP_MARK):
             if parts:
                 raise _Broken(f"value {start} continues a map")
@@ -204,7 +237,7 @@ class Values:
         if parts and marks[0] != PACK_MARK:
             run = marks.index(PACK_MARK) if PACK_MARK in marks else len(marks)
             tail = tuple(str(part) for part in reversed(parts[:run]))  # links: text
-            base = self._nth(start, run) if run < len(marks) else root_id
+            base = ids[run] if run < len(marks) else root_id
         parts.reverse()
         marks.reverse()
         if not parts:
@@ -225,7 +258,9 @@ class Values:
         items = _parse(body, root_id)
         kept: list[str] | None = [] if len(body) <= KEEP_TEXT else None
         size = len(body)
-        for part in _inflated(parts, start):
+        texts = _inflated(parts, start)
+        del parts  # each part is let go of once parsed
+        for part in texts:
             if not part:
                 raise _Broken(f"value {start} continues its list with nothing")
             items.extend(_parse(f"[{part}]", start))
@@ -237,13 +272,6 @@ class Values:
             joined = ",".join(kept)
             keep = f"[{joined}]" if body == "[]" else f"{body[:-1]},{joined}]"
         return Held(items, len(items), start, keep, None, base, tail)
-
-    def _nth(self, start: int, count: int) -> int:
-        """The row ``count`` links below ``start``."""
-        node = start
-        for _ in range(count):
-            node = self.table[node][0]
-        return node
 
     def _load_map(self, start: int, body: str, active: set[int]) -> Held:
         if start in active:

@@ -34,6 +34,7 @@ from sanctum.codex._stored import (
     aether_column,
     child_ids,
     decode_refs,
+    row_refs,
     thaw_seal,
     value_ids,
 )
@@ -295,10 +296,12 @@ class PostgresCodex(Codex):
                     f"SELECT {_SEAL_COLUMNS} FROM {self._s}.sanctum_seals {where}", params
                 )
                 rows = await cursor.fetchall()
+                refs = [decode_refs(invocation_id, row[0], self.location, row[5]) for row in rows]
                 ids: set[int] = set()
-                for row in rows:
-                    ids.update(value_ids(decode_refs(invocation_id, row[0], self.location, row[5])))
-                values = Values(await self._rows(conn, ids))
+                for ref in refs:
+                    ids.update(value_ids(ref))
+                once = row_refs(refs[0]) if len(refs) == 1 else None  # one Seal
+                values = Values(await self._rows(conn, ids), once)
         except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
             raise self._unreachable(exc, invocation_id) from None
         seals = []

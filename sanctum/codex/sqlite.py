@@ -51,6 +51,7 @@ from sanctum.codex._stored import (
     aether_column,
     child_ids,
     decode_refs,
+    row_refs,
     thaw_seal,
     value_ids,
 )
@@ -211,10 +212,12 @@ class SqliteCodex(Codex):
     ) -> builtins.list[Seal]:
         """Seals from Seal rows; ``remember``: hold their values to chain the next Seal."""
         db = self._conn()
+        refs = [decode_refs(invocation_id, str(row[0]), self._location, row[5]) for row in rows]
         ids: set[int] = set()
-        for row in rows:
-            ids.update(value_ids(decode_refs(invocation_id, str(row[0]), self._location, row[5])))
-        values = Values(self._rows(db, ids))
+        for ref in refs:
+            ids.update(value_ids(ref))
+        once = row_refs(refs[0]) if len(refs) == 1 else None  # one Seal: rows used once
+        values = Values(self._rows(db, ids), once)
         seals = []
         for row in rows:
             held: Helds | None = {} if remember else None

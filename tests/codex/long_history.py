@@ -200,3 +200,19 @@ class LongHistoryConformance:
         assert await codex.latest_seal_id("ids") is None
         written = await chain(codex, "ids", transcript(3))
         assert await codex.latest_seal_id("ids") == written[-1].seal_id
+
+    async def test_the_same_large_value_in_several_conduits(self, codex: Codex) -> None:
+        big = [message(turn) for turn in range(40)]
+        states = [
+            {"a": big, "b": list(big), "c": {"inner": list(big), "n": 1}},
+            {"a": [*big, message(40)], "b": list(big), "c": {"inner": list(big), "n": 2}},
+            {"a": list(big), "b": list(big), "c": {"inner": [*big, message(41)], "n": 3}},
+        ]
+        written = await chain(codex, "shared", states)
+        for seal in written:
+            found = await codex.get_seal("shared", seal.seal_id)
+            assert found is not None
+            assert dict(found.aether) == dict(seal.aether)
+        latest = await codex.get("shared")
+        assert latest is not None
+        assert dict(latest.aether) == states[-1]
