@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from sanctum.aether.reducers import append, appended_from
 from sanctum.omens.events import CircleEchoed, Omen, RiteManifested, SuperstepCompleted
 from sanctum.wards.redact import DEFAULT_MASK, RedactWard, secret_pattern
 
@@ -251,7 +252,18 @@ class Veil:
             if hit is not None and hit[0] is value and hit[1] == size:
                 out[key] = hit[2]
                 continue
-            masked = mask(value)
+            origin = appended_from(value) if hit is not None and type(value) is list else None
+            if (
+                hit is not None
+                and origin is not None
+                and origin[0] is hit[0]
+                and origin[1] == hit[1]
+            ):
+                # a transcript the append reducer grew: mask the new items only, and
+                # build the masked list the same way (so a Codex chains it as well)
+                masked = append(hit[2], mask(value[hit[1] :]))
+            else:
+                masked = mask(value)
             seen[key] = (value, size, masked)
             out[key] = masked
         return out

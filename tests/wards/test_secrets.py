@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sanctum import END, Interrupt, Ritual, SigilPolicy, interrupt
+from sanctum.aether.reducers import append, appended_from
 from sanctum.codex.sqlite import SqliteCodex
 from sanctum.errors import SigilExecutionError
 from sanctum.tracing import TraceRecorder
@@ -156,6 +157,23 @@ def test_veil_reuses_the_masked_form_of_an_unchanged_value() -> None:
     assert second["k"] == "[REDACTED]"
     big.append(KEY)  # changed in place: masked again
     assert veil.aether({"big": big})["big"][-1] == "[REDACTED]"
+
+
+def test_veil_masks_only_what_the_append_reducer_added() -> None:
+    veil = Veil(Secrets([KEY]))
+    transcript = [{"content": f"line {i}"} for i in range(500)]
+    first = veil.aether({"messages": transcript})["messages"]
+    grown = append(transcript, [{"content": f"the key is {KEY}"}])
+    second = veil.aether({"messages": grown})["messages"]
+    assert second[:500] == first
+    assert all(a is b for a, b in zip(second, first, strict=False))  # not masked again
+    assert second[-1] == {"content": "the key is [REDACTED]"}
+    origin = appended_from(second)  # a Codex chains the masked list too
+    assert origin is not None
+    assert origin[0] is first
+    assert origin[1] == 500
+    edited = [{"content": KEY}, *grown[1:]]  # not an append: masked whole
+    assert veil.aether({"messages": edited})["messages"][0] == {"content": "[REDACTED]"}
 
 
 def test_masking_is_cheap_enough_to_stay_linear() -> None:
