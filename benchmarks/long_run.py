@@ -17,8 +17,10 @@ every sanctum Seal is):
   Python allocated while doing it (tracemalloc, measured in a second fresh process),
   over the JSON size of the state it returned.
 
-``--shape nested`` keeps the transcript in a ``merge_dict`` Conduit
-(``{"messages": [...]}`` grown per turn); ``--shape text`` grows a string by appending
+``--secrets`` runs with a :class:`~sanctum.wards.Secrets` policy (what a ritual file
+that reads ``${VAR}`` gets): masking must cost the change too. ``--shape nested``
+keeps the transcript in a ``merge_dict`` Conduit (``{"messages": [...]}`` grown per
+turn); ``--shape text`` grows a string by appending
 (a running log). Timing targets live here, never in the test suite.
 
 Usage::
@@ -48,6 +50,7 @@ from typing import Annotated, Any, TypedDict
 from sanctum import END, AetherSchema, Conduit, Rite, Ritual
 from sanctum.aether.reducers import append, merge_dict
 from sanctum.codex import Codex, MemoryCodex, SqliteCodex
+from sanctum.wards import Secrets
 
 WINDOW = 20
 """Supersteps in the first and last windows whose medians are compared."""
@@ -87,7 +90,9 @@ def payload_bytes(turns: int) -> int:
     return sum(len(json.dumps(message(t), separators=(",", ":"))) for t in range(turns))
 
 
-def build_sanctum(turns: int, shape: str, stamps: list[float], codex: Codex | None) -> Rite:
+def build_sanctum(
+    turns: int, shape: str, stamps: list[float], codex: Codex | None, secrets: bool = False
+) -> Rite:
     """The long-run Ritual on sanctum; every activation appends a time stamp."""
     clock = time.perf_counter
 
@@ -129,7 +134,8 @@ def build_sanctum(turns: int, shape: str, stamps: list[float], codex: Codex | No
     ritual.add_sigil("step", step)
     ritual.add_conditional_edge("step", route)
     ritual.set_entry_point("step")
-    return ritual.compile(codex=codex, recursion_limit=turns + 10)
+    veil = Secrets(["sk-bench-0123456789abcdef"]) if secrets else None
+    return ritual.compile(codex=codex, recursion_limit=turns + 10, secrets=veil)
 
 
 def windows(stamps: list[float]) -> dict[str, float]:
@@ -264,7 +270,7 @@ def _loads(store: str, where: dict[str, str]) -> dict[str, float]:
 
 
 def run_sanctum(
-    store: str, turns: int, shape: str, folder: Path, pg_url: str | None
+    store: str, turns: int, shape: str, folder: Path, pg_url: str | None, secrets: bool = False
 ) -> dict[str, Any]:
     """One long run on one store, then (SQLite, PostgreSQL) loads in fresh processes."""
     for turn in range(turns + 1):
@@ -278,7 +284,7 @@ def run_sanctum(
         where.update(url=pg_url, schema=f"bench_{os.getpid()}_{shape}")
     codex = MemoryCodex() if store == "memory" else _open_store({"store": store, **where})
     stamps: list[float] = []
-    rite = build_sanctum(turns, shape, stamps, codex)
+    rite = build_sanctum(turns, shape, stamps, codex, secrets)
 
     async def go() -> None:
         await rite.ainvoke({}, invocation_id=invocation)
@@ -306,6 +312,7 @@ def main() -> None:
     parser.add_argument("--postgres", default=os.environ.get("SANCTUM_TEST_POSTGRES_URL"))
     parser.add_argument("--no-langgraph", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--secrets", action="store_true", help="mask a secret (a Secrets policy)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -319,7 +326,7 @@ def main() -> None:
                 results["sanctum_postgres"] = "skipped: set SANCTUM_TEST_POSTGRES_URL"
                 continue
             results[f"sanctum_{store}"] = run_sanctum(
-                store, args.turns, args.shape, folder, args.postgres
+                store, args.turns, args.shape, folder, args.postgres, args.secrets
             )
         if not args.no_langgraph and args.shape == "list":
             try:
