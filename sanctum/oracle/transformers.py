@@ -2,7 +2,7 @@
 
 TransformersOracle — an LLM adapter running a causal language model in-process with
 Hugging Face ``transformers`` (the ``transformers`` extra: ``pip install
-'sanctum[transformers]'``, which brings ``transformers`` and ``torch``). ``transformers``
+'sanctum-rituals[transformers]'``, which brings ``transformers`` and ``torch``). ``transformers``
 is imported when a model is loaded by name, never when this module is imported, and a
 model and tokenizer you already loaded can be passed instead.
 
@@ -36,7 +36,9 @@ from sanctum.oracle.robust import parse_spell_blocks
 
 __all__ = ["TransformersOracle", "to_chat_template_messages"]
 
-_EXTRA_HINT = "install the extra: pip install 'sanctum[transformers]' (transformers and torch)"
+_EXTRA_HINT = (
+    "install the extra: pip install 'sanctum-rituals[transformers]' (transformers and torch)"
+)
 
 
 def _import_transformers() -> Any:

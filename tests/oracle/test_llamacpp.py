@@ -59,7 +59,7 @@ def test_locate_package_file_errors(fake_package: Path) -> None:
 
 def test_missing_llama_cpp_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(ImportError, match=r"sanctum\[llamacpp\]"):
+    with pytest.raises(ImportError, match=r"sanctum-rituals\[llamacpp\]"):
         LlamaCppOracle(tmp_path / "model.gguf")
 
 

@@ -211,5 +211,5 @@ def test_bad_arguments_are_refused() -> None:
     importlib.util.find_spec("transformers") is not None, reason="transformers is installed"
 )
 def test_a_model_by_name_needs_the_library() -> None:
-    with pytest.raises(ImportError, match=r"pip install 'sanctum\[transformers\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'sanctum-rituals\[transformers\]'"):
         TransformersOracle("Qwen/Qwen2.5-0.5B-Instruct")
