@@ -467,7 +467,10 @@ class Interrupt(Exception):
     by ``interrupt()`` inside a Sigil and propagated to the caller after a Seal is
     written. ``reason`` is the caller-facing reason; ``sigil`` the Sigil that paused
     (filled in by the scheduler); ``invocation_id`` and ``seal_id`` locate the Seal to
-    resume from when the Rite has a Codex.
+    resume from when the Rite has a Codex. ``reasons`` maps every Sigil that paused in
+    the same superstep to its reason, in bind order (``{sigil: reason}``; the scheduler
+    collects them all, so one resumption can answer every question); ``reason`` and
+    ``sigil`` are those of the first.
     """
 
     def __init__(
@@ -483,3 +486,6 @@ class Interrupt(Exception):
         self.sigil = sigil
         self.invocation_id = invocation_id
         self.seal_id = seal_id
+        self.reasons: dict[str, str] = {sigil: reason} if sigil is not None else {}
+        self.gathered = False
+        """Whether the scheduler already collected the pauses of the same superstep."""

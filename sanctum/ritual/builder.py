@@ -264,7 +264,8 @@ class Ritual:
         do not affect the returned Rite.
 
         Args:
-            recursion_limit: Maximum supersteps per Invocation before RecursionLimitError.
+            recursion_limit: Maximum supersteps of one call (a run, or one resume)
+                before RecursionLimitError; superstep numbers continue across resumes.
             codex: Seal store; with one, every superstep leaves a Seal (resumption,
                 interrupt(), time-travel).
             default_policy: Resilience for Sigils bound without their own policy.

@@ -57,6 +57,7 @@ from sanctum.ritual.runner import (
     SigilFailure,
     finish_inline,
     finish_quiet,
+    gather_pauses,
     run_frontier,
     run_inline,
     run_observed,
@@ -275,6 +276,32 @@ def _run_label(invocation_id: str, circle: str | None) -> str:
     return f"the inner run {invocation_id!r} of circle {circle!r}"
 
 
+def _limit_error(
+    inv: str,
+    circle: str | None,
+    limit: int,
+    last: str | None,
+    resumed_from: str | None,
+    superstep: int,
+) -> RecursionLimitError:
+    """The error of a call that ran ``limit`` supersteps without reaching END."""
+    if resumed_from is None:
+        call = "this run"
+    else:
+        call = (
+            f"this resume (from seal {resumed_from!r}, superstep {superstep - limit}, "
+            f"to superstep {superstep})"
+        )
+    return RecursionLimitError(
+        f"{_run_label(inv, circle)} reached the recursion limit of {limit} supersteps in "
+        f"{call} without reaching END; last sigil executed: {last!r}. Check the cycle's "
+        "stop condition, or raise compile(recursion_limit=...)",
+        invocation_id=inv,
+        sigil=last,
+        limit=limit,
+    )
+
+
 def _execution_error(
     failure: SigilFailure,
     aether: Mapping[str, Any],
@@ -411,6 +438,7 @@ async def perform_invocation(
     superstep = state.superstep
     joins = state.joins
     last: str | None = None
+    stop_at = superstep + limit  # the limit bounds the supersteps of this call
     clock = time.perf_counter
     yielded = clock()
     try:
@@ -423,15 +451,8 @@ async def perform_invocation(
                 state, aether=aether, frontier=(), superstep=superstep, joins=joins, writers={}
             )
         while frontier:
-            if superstep >= limit:
-                raise RecursionLimitError(
-                    f"{_run_label(inv, circle)} reached the recursion limit of {limit} supersteps "
-                    f"without reaching END; last sigil executed: {last!r}. Check the cycle's "
-                    "stop condition, or raise compile(recursion_limit=...)",
-                    invocation_id=inv,
-                    sigil=last,
-                    limit=limit,
-                )
+            if superstep >= stop_at:
+                raise _limit_error(inv, circle, limit, last, state.resumed_from, superstep)
             superstep += 1
             ctx.superstep = superstep
             tapped = False
@@ -501,6 +522,10 @@ async def perform_invocation(
                     await asyncio.sleep(0)
                 continue
             except Interrupt as pause:
+                if len(frontier) > 1:
+                    await gather_pauses(ctx, frontier, aether, pause)
+                if not pause.reasons and pause.sigil is not None:
+                    pause.reasons = {pause.sigil: pause.reason}
                 pause.invocation_id = inv
                 pause.seal_id = None
                 if sealer is not None:
@@ -511,7 +536,11 @@ async def perform_invocation(
                         superstep=superstep - 1,
                         joins=joins,
                         writers={},
-                        interrupt={"reason": pause.reason, "sigil": pause.sigil},
+                        interrupt={
+                            "reason": pause.reason,
+                            "sigil": pause.sigil,
+                            "reasons": dict(pause.reasons),
+                        },
                     )
                     pause.seal_id = seal.seal_id
                 raise

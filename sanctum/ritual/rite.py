@@ -141,7 +141,7 @@ class Rite:
 
     @property
     def recursion_limit(self) -> int:
-        """Maximum supersteps per Invocation."""
+        """Maximum supersteps of one call (a run, or one resume) of an Invocation."""
         return self._limit
 
     @property
@@ -169,7 +169,7 @@ class Rite:
         Args:
             codex: Seal store (None detaches it).
             wards: Ward pipeline replacing the current one (None or [] for none).
-            recursion_limit: Maximum supersteps per Invocation (a positive int).
+            recursion_limit: Maximum supersteps per call (a positive int).
             secrets: Masking policy replacing the current one (None for none); combine
                 with the current one by passing ``rite.secrets | more``.
 
@@ -231,7 +231,8 @@ class Rite:
             AetherValidationError: If the input, a delta, or updates writes outside the
                 declared Conduits (schema Rites only).
             Interrupt: If a Sigil pauses the Invocation via interrupt().
-            RecursionLimitError: If the Invocation exceeds recursion_limit supersteps.
+            RecursionLimitError: If this call (a run or a resume) runs recursion_limit
+                supersteps without reaching END.
             SealError: If resumption lacks a Codex or invocation_id, no Seals exist,
                 seal_id is unknown, or another writer advanced the Invocation first.
             SigilExecutionError: If a Sigil raises during a superstep.

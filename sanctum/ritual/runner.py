@@ -51,6 +51,7 @@ __all__ = [
     "SigilFailure",
     "cancel_all",
     "finish_quiet",
+    "gather_pauses",
     "run_frontier",
     "run_inline",
     "run_observed",
@@ -437,12 +438,25 @@ async def run_frontier(
     except BaseException:
         await cancel_all(tasks)
         raise
-    failure: BaseException | None = None
-    for task in tasks:
-        if task.done() and not task.cancelled():
-            error = task.exception()
-            if error is not None and failure is None:
-                failure = error
+    failure = _earliest_failure(tasks)
+    if isinstance(failure, Interrupt):
+        # A pause: every sibling runs to its end, as it may pause too (one resumption
+        # then answers every question); their deltas are discarded with the superstep.
+        waiting = [task for task in tasks if not task.done()]
+        try:
+            if waiting:
+                await asyncio.wait(waiting)
+        except BaseException:
+            await cancel_all(tasks)
+            raise
+        failure = _earliest_failure(tasks)
+        if isinstance(failure, Interrupt):
+            failure.reasons = {
+                pause.sigil or "": pause.reason
+                for task in tasks
+                if not task.cancelled() and isinstance(pause := task.exception(), Interrupt)
+            }
+            failure.gathered = True
     if failure is not None:
         await cancel_all(tasks)
         for task in tasks:  # retrieve every outcome: no "exception never retrieved"
@@ -450,3 +464,42 @@ async def run_frontier(
                 task.exception()
         raise failure
     return [(plan.name, task.result()) for plan, task in zip(frontier, tasks, strict=True)]
+
+
+def _earliest_failure(tasks: Sequence[asyncio.Future[Any]]) -> BaseException | None:
+    """The exception of the earliest-bound finished task that raised, or None."""
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            error = task.exception()
+            if error is not None:
+                return error
+    return None
+
+
+async def gather_pauses(
+    ctx: RunContext, frontier: Sequence[SigilPlan], aether: Mapping[str, Any], pause: Interrupt
+) -> None:
+    """Collect the pauses of the Sigils an inline path never called after ``pause``.
+
+    The inline paths call a frontier's Sigils one after another and stop at the first
+    ``interrupt()``; the Sigils bound after it would have run in the same superstep, so
+    they are called now (each on its own copy of the Aether, one after another, their
+    deltas and failures discarded with the aborted superstep) and every pause among
+    them is added to ``pause.reasons`` in bind order. Does nothing when ``pause``
+    already gathered its siblings (the concurrent path waits for them all).
+    """
+    if pause.gathered:
+        return
+    pause.gathered = True
+    names = [plan.name for plan in frontier]
+    if pause.sigil not in names:
+        return
+    reasons = dict(pause.reasons) if pause.reasons else {pause.sigil: pause.reason}
+    for plan in frontier[names.index(pause.sigil) + 1 :]:
+        try:
+            await _attempt(ctx, plan, aether)
+        except Interrupt as other:
+            reasons[plan.name] = other.reason
+        except (Exception, SystemExit):  # discarded: the superstep is aborted and re-runs
+            pass
+    pause.reasons = reasons

@@ -310,7 +310,11 @@ async def test_interrupt_seal_and_resume_reruns_whole_frontier() -> None:
     paused = seals[-1]
     assert paused.seal_id == info.value.seal_id
     assert paused.frontier == ("other", "gate")
-    assert paused.metadata["interrupt"] == {"reason": "what now?", "sigil": "gate"}
+    assert paused.metadata["interrupt"] == {
+        "reason": "what now?",
+        "sigil": "gate",
+        "reasons": {"gate": "what now?"},
+    }
     assert paused.aether == {"first": 1}  # the interrupted superstep's deltas are gone
     assert paused.metadata["parent"] == seals[0].seal_id
 
