@@ -48,7 +48,7 @@ def append(current: Any, update: Any) -> list[Any]:
     return result
 
 
-_PROVENANCE_SIZE = 256
+_PROVENANCE_SIZE = 32
 _provenance: OrderedDict[int, tuple[list[Any], Any, int]] = OrderedDict()
 _provenance_lock = threading.Lock()
 

@@ -39,3 +39,25 @@ def test_merge_dict_shallow_without_mutation() -> None:
     assert current == {"a": 1, "b": {"x": 1}}
     with pytest.raises(TypeError, match="merge_dict"):
         merge_dict({"a": 1}, [1])
+
+
+def test_append_records_what_it_appended_to() -> None:
+    from sanctum.aether.reducers import appended_from
+
+    base = [{"role": "user"}]
+    grown = append(base, [{"role": "assistant"}])
+    origin = appended_from(grown)
+    assert origin is not None
+    assert origin[0] is base
+    assert origin[1] == 1
+    assert appended_from(list(grown)) is None  # an equal list built elsewhere
+    assert appended_from(base) is None
+
+
+def test_append_provenance_forgets_old_results() -> None:
+    from sanctum.aether.reducers import appended_from
+
+    first = append([], [1])
+    for _ in range(100):
+        append([], [2])
+    assert appended_from(first) is None
