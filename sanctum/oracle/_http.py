@@ -7,7 +7,10 @@ first time a request is made, so ``sanctum.oracle.robust`` may import
 
 Guards (hostile input, issue 8):
 
-* every request has a timeout (``timeout`` seconds, default 120; never unbounded);
+* every call has a deadline (``timeout`` seconds, default 120; never unbounded) for
+  the whole call — connecting, each redirect hop, waiting for the answer and reading
+  all of it, streamed or not — so a server trickling one byte a second is cut at the
+  deadline, not kept alive by each byte;
 * a response body or stream larger than ``max_response_bytes`` (default 16 MiB) is
   cut with :class:`OracleResponseError`;
 * redirects are never followed to another scheme, host or port, and same-origin
@@ -20,8 +23,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from sanctum.errors import (
@@ -52,7 +58,8 @@ __all__ = [
 ]
 
 DEFAULT_TIMEOUT = 120.0
-"""Seconds a request may take (connect, each read, write) before OracleTimeoutError."""
+"""Seconds one call may take in all (connect, send, answer, whole stream) before
+OracleTimeoutError: a deadline, not a bound on each read."""
 
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Largest response body or stream accepted from a model server, in bytes (16 MiB)."""
@@ -61,6 +68,34 @@ SNIPPET_CHARS = 500
 """How much of an error body is quoted in an OracleResponseError message."""
 
 _MAX_REDIRECTS = 3
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class _Call:
+    """Where one call stands against its deadline (for the timeout message).
+
+    ``deadline`` is on the event loop's clock; ``started`` on ``time.monotonic``;
+    ``connected`` is True once a connection to the server was open (known through
+    httpx's trace hook; stays False with a custom transport); ``status`` the HTTP status
+    once the headers arrived; ``received`` the body bytes read so far.
+    """
+
+    deadline: float
+    started: float
+    connected: bool = False
+    status: int | None = None
+    received: int = 0
+
+    def what_arrived(self) -> str:
+        """What the server had sent when the deadline passed, in words."""
+        if self.status is None:
+            if self.connected:
+                return "the connection was open but no answer (not even its headers) arrived"
+            return "nothing arrived (no connection or no answer headers)"
+        return f"HTTP {self.status} and {self.received} bytes of its body arrived"
+
 
 # What real servers say when a model or endpoint refuses native tool calling.
 _TOOL_REJECTIONS: tuple[re.Pattern[str], ...] = (
@@ -258,7 +293,9 @@ class HttpOracleClient:
         model: The model name, quoted in hints.
         server: A human name for the server ("Ollama", "the OpenAI-compatible server").
         start_hint: How to start that server, quoted when nobody answers.
-        timeout: Seconds allowed for connecting and for each read/write; must be > 0.
+        timeout: The deadline of each call, in seconds, for the whole call: connecting,
+            sending, every redirect hop, waiting for the answer and reading all of it
+            (the whole stream, for a streamed answer); must be > 0.
         max_response_bytes: Largest accepted body or stream, in bytes; must be > 0.
         headers: Extra request headers (e.g. ``Authorization``).
         secrets: Values masked in every message (API keys).
@@ -355,13 +392,34 @@ class HttpOracleClient:
             endpoint=endpoint,
         )
 
-    def timeout_error(self, url: str) -> OracleTimeoutError:
-        """An OracleTimeoutError naming the endpoint and the configured bound."""
+    def timeout_error(self, url: str, call: _Call | None = None) -> OracleTimeoutError:
+        """An OracleTimeoutError naming the endpoint, the deadline and what arrived.
+
+        Args:
+            url: The URL the call was for.
+            call: The call's progress (what had arrived by the deadline), when known.
+        """
         endpoint = safe_url(url)
+        if call is None or call.status is None:
+            if call is None:
+                arrived = ""
+            else:
+                arrived = f"; {call.what_arrived()} in {time.monotonic() - call.started:.1f} s"
+            hint = (
+                "The first request often waits while the weights load: raise timeout= or "
+                "warm the model up."
+            )
+        else:
+            arrived = f"; {call.what_arrived()} in {time.monotonic() - call.started:.1f} s"
+            hint = (
+                "The server answered too slowly for the deadline, which bounds the whole "
+                "answer (every chunk of a stream), not each read: raise timeout= for long "
+                "answers, or lower the model's max tokens."
+            )
         return OracleTimeoutError(
-            f"{self.server} at {endpoint} did not answer within {self.timeout:g} s "
-            f"(model {self.model!r}). The first request often waits while the weights "
-            "load: raise timeout= or warm the model up.",
+            f"{self.server} at {endpoint} did not finish answering within the "
+            f"{self.timeout:g} s deadline (timeout={self.timeout:g}, for the whole call; "
+            f"model {self.model!r}){arrived}. {hint}",
             endpoint=endpoint,
             timeout=self.timeout,
         )
@@ -401,25 +459,53 @@ class HttpOracleClient:
         )
 
     # ----------------------------------------------------------------- requests
-    async def _send(self, url: str, payload: Any) -> httpx.Response:
+    def _begin(self) -> _Call:
+        """Start a call's clock: its deadline is ``timeout`` seconds from now."""
+        loop = asyncio.get_running_loop()
+        return _Call(deadline=loop.time() + self.timeout, started=time.monotonic())
+
+    async def _within(self, url: str, call: _Call, awaitable: Awaitable[_T]) -> _T:
+        """Await ``awaitable`` unless the call's deadline passes first.
+
+        Raises:
+            OracleTimeoutError: The deadline passed (the awaitable is cancelled).
+        """
+        try:
+            async with asyncio.timeout_at(call.deadline):
+                return await awaitable
+        except TimeoutError:
+            raise self.timeout_error(url, call) from None
+
+    async def _send(self, url: str, payload: Any, call: _Call) -> httpx.Response:
         """POST ``payload`` as JSON and return the streamed response (not yet read)."""
         import httpx
 
         client = self._get_client()
         content = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+
+        async def trace(event: str, info: Mapping[str, Any]) -> None:
+            if event.startswith("connection.") and event.endswith(".complete"):
+                call.connected = True
+
         current = url
         for _ in range(_MAX_REDIRECTS + 1):
             request = client.build_request(
-                "POST", current, content=content, headers={"Content-Type": "application/json"}
+                "POST",
+                current,
+                content=content,
+                headers={"Content-Type": "application/json"},
+                extensions={"trace": trace},
             )
             try:
-                response = await client.send(request, stream=True)
+                response = await self._within(current, call, client.send(request, stream=True))
             except httpx.TimeoutException as exc:
-                raise self.timeout_error(current) from exc
+                raise self.timeout_error(current, call) from exc
             except httpx.TransportError as exc:
                 raise self.connection_error(current, exc) from exc
+            call.status = response.status_code
             if not response.is_redirect:
                 return response
+            call.status = None
             location = response.headers.get("location", "")
             await response.aclose()
             target = urljoin(current, location)
@@ -444,27 +530,49 @@ class HttpOracleClient:
             body="",
         )
 
-    async def _read_all(self, url: str, response: httpx.Response) -> bytes:
+    async def _chunks(
+        self, url: str, response: httpx.Response, call: _Call
+    ) -> AsyncGenerator[bytes, None]:
+        """The body's chunks as they arrive, each read bounded by the call's deadline.
+
+        Closes the response when done, abandoned or failed.
+
+        Raises:
+            OracleTimeoutError: The deadline passed before the body ended.
+            OracleConnectionError: The connection broke.
+            OracleResponseError: The body grew past ``max_response_bytes``.
+        """
         import httpx
 
-        data = bytearray()
         try:
-            async for chunk in response.aiter_bytes():
-                data += chunk
-                if len(data) > self.max_response_bytes:
-                    raise self.too_large_error(url, response.status_code)
+            body = cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
+            async with aclosing(body) as chunks:
+                while True:
+                    chunk = await self._within(url, call, _next_or_none(chunks))
+                    if chunk is None:
+                        return
+                    call.received += len(chunk)
+                    if call.received > self.max_response_bytes:
+                        raise self.too_large_error(url, response.status_code)
+                    yield chunk
         except httpx.TimeoutException as exc:
-            raise self.timeout_error(url) from exc
+            raise self.timeout_error(url, call) from exc
         except httpx.TransportError as exc:
             raise self.connection_error(url, exc) from exc
         finally:
             await response.aclose()
+
+    async def _read_all(self, url: str, response: httpx.Response, call: _Call) -> bytes:
+        data = bytearray()
+        async with aclosing(self._chunks(url, response, call)) as chunks:
+            async for chunk in chunks:
+                data += chunk
         return bytes(data)
 
-    async def _raise_for_status(self, url: str, response: httpx.Response) -> None:
+    async def _raise_for_status(self, url: str, response: httpx.Response, call: _Call) -> None:
         if response.status_code < 400:
             return
-        body = await self._read_all(url, response)
+        body = await self._read_all(url, response, call)
         raise self.response_error(url, response.status_code, body.decode("utf-8", "replace"))
 
     async def post_json(self, path: str, payload: Any) -> Any:
@@ -479,14 +587,17 @@ class HttpOracleClient:
 
         Raises:
             OracleConnectionError: Nobody answered at the address.
-            OracleTimeoutError: The server stayed silent past ``timeout`` seconds.
+            OracleTimeoutError: The whole answer had not arrived ``timeout`` seconds
+                after the call began (connecting and redirects included); the message
+                says what had arrived.
             OracleResponseError: An error status, a redirect, a body over
                 ``max_response_bytes``, or a body that is not JSON.
         """
         url = self.url(path)
-        response = await self._send(url, payload)
-        await self._raise_for_status(url, response)
-        body = await self._read_all(url, response)
+        call = self._begin()
+        response = await self._send(url, payload, call)
+        await self._raise_for_status(url, response, call)
+        body = await self._read_all(url, response, call)
         try:
             return json.loads(body)
         except (ValueError, RecursionError) as exc:
@@ -499,26 +610,25 @@ class HttpOracleClient:
         """POST a JSON payload and yield the answer line by line (NDJSON or SSE).
 
         Lines are decoded as UTF-8 with the line ending stripped; empty lines are
-        yielded too (SSE uses them to end events).
+        yielded too (SSE uses them to end events). The deadline (``timeout`` seconds)
+        starts when the first line is asked for and bounds the whole stream: the time
+        the caller spends between lines counts too, and a read that would end past the
+        deadline is cut.
 
         Raises:
             OracleConnectionError: Nobody answered, or the connection broke mid-stream.
-            OracleTimeoutError: No bytes arrived for ``timeout`` seconds.
+            OracleTimeoutError: The stream had not ended ``timeout`` seconds after the
+                call began; the message says how much had arrived.
             OracleResponseError: An error status, a redirect, or a stream over
                 ``max_response_bytes``.
         """
-        import httpx
-
         url = self.url(path)
-        response = await self._send(url, payload)
-        await self._raise_for_status(url, response)
-        total = 0
+        call = self._begin()
+        response = await self._send(url, payload, call)
+        await self._raise_for_status(url, response, call)
         buffer = bytearray()
-        try:
-            async for chunk in response.aiter_bytes():
-                total += len(chunk)
-                if total > self.max_response_bytes:
-                    raise self.too_large_error(url, response.status_code)
+        async with aclosing(self._chunks(url, response, call)) as chunks:
+            async for chunk in chunks:
                 buffer += chunk
                 while True:
                     cut = buffer.find(b"\n")
@@ -527,14 +637,16 @@ class HttpOracleClient:
                     line = bytes(buffer[:cut])
                     del buffer[: cut + 1]
                     yield line.rstrip(b"\r").decode("utf-8", "replace")
-            if buffer:
-                yield bytes(buffer).rstrip(b"\r").decode("utf-8", "replace")
-        except httpx.TimeoutException as exc:
-            raise self.timeout_error(url) from exc
-        except httpx.TransportError as exc:
-            raise self.connection_error(url, exc) from exc
-        finally:
-            await response.aclose()
+        if buffer:
+            yield bytes(buffer).rstrip(b"\r").decode("utf-8", "replace")
+
+
+async def _next_or_none(iterator: AsyncIterator[_T]) -> _T | None:
+    """The iterator's next item, or None when it is exhausted."""
+    try:
+        return await anext(iterator)
+    except StopAsyncIteration:
+        return None
 
 
 def _shorten(text: str) -> str:

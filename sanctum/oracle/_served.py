@@ -70,7 +70,7 @@ class ServedOracle(StreamingOracle):
 
     @property
     def timeout(self) -> float:
-        """Seconds allowed for connecting and for each read."""
+        """The deadline of each call, in seconds: connecting, the answer and the whole stream."""
         return self._http.timeout
 
     async def aclose(self) -> None:

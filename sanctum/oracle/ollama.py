@@ -265,7 +265,8 @@ class OllamaOracle(ServedOracle):
         base_url: Where Ollama listens.
         options: Model options passed through verbatim (``temperature``, ``num_ctx``...).
         keep_alive: How long Ollama keeps the model loaded (``"5m"``, seconds, ``-1``).
-        timeout: Seconds allowed for connecting and for each read; must be > 0.
+        timeout: The deadline of each call in seconds, for the whole call
+            (connecting, the answer, the whole stream); must be > 0.
         transport: An ``httpx.AsyncBaseTransport`` instead of the network.
         max_response_bytes: Largest accepted body or stream, in bytes (16 MiB).
 
@@ -347,7 +348,8 @@ class OllamaOracle(ServedOracle):
 
         Raises:
             OracleConnectionError: Ollama is not running at ``base_url``.
-            OracleTimeoutError: No answer within ``timeout`` seconds.
+            OracleTimeoutError: The whole answer had not arrived ``timeout`` seconds
+                after the call began.
             OracleResponseError: An error status (unknown model: pull it; a model
                 without tool support: see ``is_tool_rejection``), an oversized or
                 non-JSON body.
@@ -381,7 +383,8 @@ class OllamaOracle(ServedOracle):
 
         Raises:
             OracleConnectionError: Ollama is not running, or the stream broke.
-            OracleTimeoutError: No bytes for ``timeout`` seconds.
+            OracleTimeoutError: The stream had not ended ``timeout`` seconds after
+                the call began (chunks already yielded stay yielded).
             OracleResponseError: An error status or error line, an oversized stream,
                 a line that is not JSON, or a stream that ended before ``done``.
         """

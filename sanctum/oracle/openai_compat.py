@@ -438,7 +438,8 @@ class OpenAICompatibleOracle(ServedOracle):
         api_key: A bearer token, if the server wants one.
         api_key_env: The name of an environment variable holding the key, read when
             the Oracle is created (used when ``api_key`` is not given).
-        timeout: Seconds allowed for connecting and for each read; must be > 0.
+        timeout: The deadline of each call in seconds, for the whole call
+            (connecting, the answer, the whole stream); must be > 0.
         transport: An ``httpx.AsyncBaseTransport`` instead of the network.
         extra_body: Extra request fields merged into every request (``temperature``,
             ``max_tokens``, ``chat_template_kwargs``...).
@@ -555,7 +556,8 @@ class OpenAICompatibleOracle(ServedOracle):
 
         Raises:
             OracleConnectionError: Nobody listens at ``base_url``.
-            OracleTimeoutError: No answer within ``timeout`` seconds.
+            OracleTimeoutError: The whole answer had not arrived ``timeout`` seconds
+                after the call began.
             OracleResponseError: An error status (tool rejections are recognised by
                 ``sanctum.oracle._http.is_tool_rejection``), a redirect, an oversized or
                 malformed body.
@@ -586,7 +588,8 @@ class OpenAICompatibleOracle(ServedOracle):
 
         Raises:
             OracleConnectionError: Nobody listens, or the stream broke.
-            OracleTimeoutError: No bytes for ``timeout`` seconds.
+            OracleTimeoutError: The stream had not ended ``timeout`` seconds after
+                the call began (chunks already yielded stay yielded).
             OracleResponseError: An error status or error event, an oversized stream,
                 an event that is not JSON, or a stream that ended without
                 ``finish_reason`` or ``[DONE]``.
