@@ -32,6 +32,8 @@ reads well on its own in a terminal::
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
     │   ├── SpellCallParseError      the repair layer gave up (also a SigilExecutionError)
     │   └── SpellManifestError (ValueError)  a spell.json folder is malformed
+    ├── CassetteError (ValueError)   a cassette file is missing, malformed or unwritable
+    ├── CassetteMismatch             a replayed request differs from the recording
     ├── RitualFileError              a ritual file (YAML) is malformed
     ├── ExpressionError (ValueError) a ritual-file expression failed or was refused
     ├── RitualInputError (ValueError) inputs or updates do not fit the ritual
@@ -48,6 +50,8 @@ from typing import Any
 
 __all__ = [
     "AetherValidationError",
+    "CassetteError",
+    "CassetteMismatch",
     "DeltaTypeError",
     "ExpressionError",
     "FileProblem",
@@ -246,6 +250,37 @@ class SealError(SanctumError):
         self.invocation_id = invocation_id
         self.seal_id = seal_id
         self.location = location
+
+
+class CassetteError(SanctumError, ValueError):
+    """A cassette file cannot be used: missing, not JSON Lines, not a sanctum cassette,
+    of another format version, with an invalid matching rule, or not writable.
+
+    ``path`` is the cassette file. The command line exits with status 2 (bad input).
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class CassetteMismatch(SanctumError):
+    """A replayed Oracle call differs from the one the cassette recorded.
+
+    ``sigil`` and ``oracle`` name who asked, ``call`` is the recorded call number
+    (1-based, per oracle and sigil) and ``diff`` a short unified diff of the recorded
+    and the actual request ("" when the cassette simply holds no more calls). Raised
+    inside the run, so the run fails (exit status 1 from the command line).
+    """
+
+    def __init__(
+        self, message: str, *, sigil: str | None, oracle: str, call: int, diff: str
+    ) -> None:
+        super().__init__(message)
+        self.sigil = sigil
+        self.oracle = oracle
+        self.call = call
+        self.diff = diff
 
 
 class StreamModeError(SanctumError, ValueError):
