@@ -8,7 +8,7 @@ import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sanctum.errors import FileProblem, RitualFileError, TraceFileError
 
@@ -226,11 +226,15 @@ def check_test_files(files: Sequence[str | Path]) -> None:
         raise RitualFileError(problems)
 
 
-def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
+def run_tests(
+    paths: Sequence[str | Path], *, record: Literal["all", "missing"] | None = None
+) -> builtins.list[TestResult]:
     """Run the ritual test cases the paths name (see :func:`find_test_files`).
 
     Every test file is checked first (:func:`check_test_files`), so a malformed one
-    stops the run before any case.
+    stops the run before any case. ``record`` (re-)records the cassettes of the
+    ``cassette:`` cases against the real oracles: ``"all"`` of them, or the
+    ``"missing"`` ones; None replays them offline.
 
     Returns:
         One ``sanctum.spec.TestResult`` per case, in file and case order.
@@ -245,7 +249,7 @@ def run_tests(paths: Sequence[str | Path]) -> builtins.list[TestResult]:
     check_test_files(files)
     results: builtins.list[TestResult] = []
     for file in files:
-        results.extend(run_ritual_tests(file))
+        results.extend(run_ritual_tests(file, record=record))
     return results
 
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sanctum._facade.cassettes import open_cassette
 from sanctum._facade.files import check_regular_file
 from sanctum._facade.inputs import RitualInputError, check_inputs, check_updates
 from sanctum._facade.results import (
@@ -359,6 +360,7 @@ def _compile(
     codex: Codex,
     overrides: Mapping[str, Any] | None,
     performance: Performance | None = None,
+    cassette: Any = None,
 ) -> Rite:
     from sanctum.spec import compile_ritual
     from sanctum.spec.compiler import ritual_secrets, trace_redaction
@@ -374,7 +376,7 @@ def _compile(
         secrets = ritual_secrets(spec)
 
     oracles = _override_oracles(spec, path, overrides) if overrides else None
-    rite = compile_ritual(spec, codex=codex, oracles=oracles, secrets=secrets)
+    rite = compile_ritual(spec, codex=codex, oracles=oracles, secrets=secrets, cassette=cassette)
     _check_audit_paths(spec, path)
     return rite
 
@@ -499,6 +501,8 @@ def run(
     modes: Sequence[str] = ("updates",),
     oracles: Mapping[str, Any] | None = None,
     secrets: Secrets | None = None,
+    record: str | Path | None = None,
+    replay: str | Path | None = None,
 ) -> Performance:
     """Perform a ritual file from the start.
 
@@ -516,6 +520,10 @@ def run(
         secrets: More to mask (a :class:`~sanctum.wards.secrets.Secrets`), on top of
             the ritual file's secrets and the codex URL's password: Seals, Omens,
             traces, audit lines, the result and error messages never show them.
+        record: Record every Oracle call to this cassette (JSON Lines, masked; see
+            ``sanctum.oracle.cassette``), replacing the file but keeping its rules.
+        replay: Answer every Oracle call from this cassette; no oracle is built or
+            contacted. A request that differs fails the run with a CassetteMismatch.
 
     Returns:
         A :class:`Performance` to iterate.
@@ -555,7 +563,14 @@ def run(
                 "another --invocation",
                 invocation_id=performance.invocation_id,
             )
-        rite = _compile(spec, path, store, oracles, performance)
+        cassette = open_cassette(
+            record=record,
+            replay=replay,
+            command="run",
+            superstep=0,
+            invocation=performance.invocation_id,
+        )
+        rite = _compile(spec, path, store, oracles, performance, cassette)
         return rite, {"input": checked, "metadata": _ritual_metadata(resolved)}
 
     return Performance(
@@ -579,6 +594,8 @@ def resume(
     modes: Sequence[str] = ("updates",),
     oracles: Mapping[str, Any] | None = None,
     secrets: Secrets | None = None,
+    record: str | Path | None = None,
+    replay: str | Path | None = None,
 ) -> Performance:
     """Continue an invocation from its latest Seal (or from ``seal_id``).
 
@@ -597,6 +614,9 @@ def resume(
         modes: Stream modes whose Omens the iteration yields.
         oracles: Oracle overrides by name.
         secrets: More to mask, as for :func:`run`.
+        record: Append this resume's Oracle calls to a cassette (a new session).
+        replay: Answer from the cassette's session recorded by a resume from the
+            same Seal superstep.
 
     Returns:
         A :class:`Performance` to iterate.
@@ -638,7 +658,14 @@ def resume(
         spec = load_ritual(path)
         performance._add_secrets(more=ritual_secrets(spec))
         checked = check_updates(spec, updates or {})
-        rite = _compile(spec, path, store, oracles, performance)
+        cassette = open_cassette(
+            record=record,
+            replay=replay,
+            command="resume",
+            superstep=seal.superstep,
+            invocation=invocation_id,
+        )
+        rite = _compile(spec, path, store, oracles, performance, cassette)
         call: dict[str, Any] = {"metadata": _ritual_metadata(path)}
         if checked:
             call["updates"] = checked

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from sanctum.cli._cassette import RecordOpt, ReplayOpt
 from sanctum.cli._common import guarded
 from sanctum.cli._options import (
     CodexOpt,
@@ -58,6 +59,8 @@ def resume(
     codex: CodexOpt = None,
     trace: TraceOpt = None,
     oracle: OracleOpt = None,
+    record: RecordOpt = None,
+    replay: ReplayOpt = None,
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
@@ -78,6 +81,8 @@ def resume(
         trace_path=trace,
         modes=_api_modes(modes, json_lines),
         oracles=api.parse_oracle_overrides(oracle or []),
+        record=record,
+        replay=replay,
     )
     perform(performance, modes=modes, json_lines=json_lines)
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from sanctum.cli._cassette import RecordOpt, ReplayOpt
 from sanctum.cli._common import guarded
 from sanctum.cli._options import (
     CodexOpt,
@@ -57,6 +58,8 @@ def run(
     ] = None,
     trace: TraceOpt = None,
     oracle: OracleOpt = None,
+    record: RecordOpt = None,
+    replay: ReplayOpt = None,
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
@@ -76,6 +79,8 @@ def run(
         trace_path=trace,
         modes=_api_modes(modes, json_lines),
         oracles=api.parse_oracle_overrides(oracle or []),
+        record=record,
+        replay=replay,
     )
     perform(performance, modes=modes, json_lines=json_lines)
 

@@ -245,6 +245,8 @@ class _Builder:
             if "default" in value.model_fields_set
         )
         self._oracles: dict[str, Oracle] = {}
+        self.cassette: Any = None
+        """A CassetteRecorder or CassettePlayer (or a Circle's view of one), or None."""
         self._tomes: dict[str, Any] = {}
         self.reducers: dict[str, str] = {n: c.reducer for n, c in spec.aether.items()}
 
@@ -282,6 +284,21 @@ class _Builder:
         return AetherSchema(conduits)
 
     def oracle(self, name: str, sigil: str) -> Oracle | None:
+        if self.cassette is not None and self.resolve:
+            from sanctum.oracle.cassette import cassette_oracle
+
+            spec = self.spec.oracles[name]
+            return cassette_oracle(
+                self.cassette,
+                name=name,
+                sigil=sigil,
+                build=lambda: self._oracle(name, sigil),
+                provider=None if name in self.overrides else spec.provider,
+                model=None if name in self.overrides else spec.model,
+            )
+        return self._oracle(name, sigil)
+
+    def _oracle(self, name: str, sigil: str) -> Oracle | None:
         if name in self.overrides:
             return self.overrides[name]
         spec: OracleSpec = self.spec.oracles[name]
@@ -471,6 +488,7 @@ class _Builder:
                 env=self.env,
                 wards=self.inner_wards(),
                 secrets=self.secrets,
+                cassette=None if self.cassette is None else self.cassette.scoped(name),
             )
             return circle(name, rite)
         if not isinstance(sigil, ScatterSigil):
@@ -653,6 +671,7 @@ def compile_ritual(
     resolve: bool = True,
     env: Mapping[str, str] | None = None,
     secrets: Secrets | None = None,
+    cassette: Any = None,
 ) -> Rite:
     """Seal a ritual file into a Rite.
 
@@ -676,6 +695,11 @@ def compile_ritual(
         env: Environment for ``${VAR}`` when a path is given (default ``os.environ``).
         secrets: More values and patterns to mask (a ``Secrets``), e.g. the password of
             the codex URL a command line was given.
+        cassette: A ``sanctum.oracle.cassette.CassetteRecorder`` (every Oracle call
+            of every sigil is recorded, masked with the Rite's secrets) or a
+            ``CassettePlayer`` (every call is answered from the cassette; the file's
+            oracles are never built, so no server is contacted). Calls are keyed by
+            oracle name and sigil (``circle/sigil`` inside a Circle).
 
     Returns:
         The compiled Rite.
@@ -695,6 +719,9 @@ def compile_ritual(
         raise TypeError(f"secrets must be a sanctum Secrets, got {type(secrets).__name__}")
     builder = _Builder(spec, source, resolve=resolve, oracles=oracles or {}, env=env)
     builder.secrets = ritual_secrets(spec) | secrets
+    if cassette is not None:
+        cassette.add_secrets(builder.secrets)
+        builder.cassette = cassette
     try:
         ritual = builder.ritual()
     except RitualValidationError as exc:

@@ -77,6 +77,11 @@ class RitualTestCase(_Strict):
         default_factory=dict,
         description="Oracle name -> scripted answers (a list, or sigil -> list).",
     )
+    cassette: str | None = Field(
+        None,
+        description="A cassette (JSON Lines, relative to this file) answering every oracle "
+        "call instead of `responses`; `sanctum test --record` records it.",
+    )
     resume: list[dict[str, JsonValue]] = Field(
         default_factory=list, description="Updates sent after each interrupt, in order."
     )
@@ -229,6 +234,15 @@ def _check_cases(spec: RitualTestSpec, ritual: RitualSpec, problems: Problems) -
                 f"of {label}; add them under `inputs:`",
                 key="inputs" in case.model_fields_set,
             )
+        if case.cassette is not None and case.responses:
+            problems.add(
+                (*base, "cassette"),
+                f"{who} names both `cassette:` and `responses:`; a case answers its oracles "
+                "from one of them — drop `responses:` to replay the cassette",
+                key=True,
+            )
+        elif case.cassette is not None and not case.cassette.strip():
+            problems.add((*base, "cassette"), f"{who}: `cassette:` is an empty path")
         for key in case.responses:
             if key not in ritual.oracles:
                 problems.add(
@@ -255,7 +269,37 @@ def _check_cases(spec: RitualTestSpec, ritual: RitualSpec, problems: Problems) -
                 )
 
 
-async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult:
+RecordMode = Literal["all", "missing"] | None
+"""``sanctum test --record`` (all) / ``--record-missing`` (missing), or None: replay."""
+
+
+def _case_cassette(file: str, case: RitualTestCase, record: RecordMode) -> Any:
+    """The recorder or player of a ``cassette:`` case (None without one).
+
+    Raises:
+        CassetteError: If a cassette to replay is missing or malformed.
+    """
+    if case.cassette is None:
+        return None
+    from sanctum.oracle.cassette import CassettePlayer, CassetteRecorder
+
+    path = Path(file).parent / case.cassette
+    if record == "all" or (record == "missing" and not path.exists()):
+        return CassetteRecorder(path, command="test", invocation=case.name)
+    if not path.exists():
+        from sanctum.errors import CassetteError
+
+        raise CassetteError(
+            f"the cassette {path} does not exist; record it against the real oracles with "
+            f"`sanctum test --record-missing {file}`",
+            path=str(path),
+        )
+    return CassettePlayer(path)
+
+
+async def _run_case(
+    ritual: Path, case: RitualTestCase, file: str, record: RecordMode = None
+) -> TestResult:
     from sanctum.codex.memory import MemoryCodex
     from sanctum.spec.compiler import compile_ritual, load_ritual
 
@@ -263,6 +307,7 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
     status, message, aether = "done", "", {}
     reasons: list[str] = []
     try:
+        cassette = _case_cassette(file, case, record)
         spec = load_ritual(ritual)
         oracles = dict(spec.oracles)
         for name, lines in case.responses.items():
@@ -273,7 +318,7 @@ async def _run_case(ritual: Path, case: RitualTestCase, file: str) -> TestResult
             )
         patched = spec.model_copy(update={"oracles": oracles})
         patched._source = spec._source
-        rite = compile_ritual(patched, codex=MemoryCodex())
+        rite = compile_ritual(patched, codex=MemoryCodex(), cassette=cassette)
         given = dict(case.inputs)  # inputs and conduits left out start at their defaults
         invocation = "sanctum-test"
         updates = list(case.resume)
@@ -337,14 +382,18 @@ def _test_files(path: Path) -> list[Path]:
     return [path]
 
 
-def run_ritual_tests(path: str | Path) -> list[TestResult]:
+def run_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[TestResult]:
     """Run every case of a test file, or of every ``*.test.yaml`` under a folder.
 
     A test file that cannot be read, or names a ritual with problems, yields one
-    failed result carrying the ``path:line:column`` messages.
+    failed result carrying the ``path:line:column`` messages. A case naming a
+    ``cassette:`` replays it offline (a missing cassette fails the case).
 
     Args:
         path: A ``*.test.yaml`` file or a folder to search.
+        record: ``"all"`` (re-)records every ``cassette:`` case against the ritual's
+            real oracles; ``"missing"`` only those whose cassette does not exist yet;
+            None replays.
 
     Returns:
         One TestResult per case, in file and case order.
@@ -352,10 +401,10 @@ def run_ritual_tests(path: str | Path) -> list[TestResult]:
     Raises:
         RuntimeError: If called from a running event loop (use ``arun_ritual_tests``).
     """
-    return asyncio.run(arun_ritual_tests(path))
+    return asyncio.run(arun_ritual_tests(path, record=record))
 
 
-async def arun_ritual_tests(path: str | Path) -> list[TestResult]:
+async def arun_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[TestResult]:
     """Async form of :func:`run_ritual_tests`."""
     results: list[TestResult] = []
     for file in _test_files(Path(path)):
@@ -369,7 +418,7 @@ async def arun_ritual_tests(path: str | Path) -> list[TestResult]:
             continue
         ritual = file.parent / spec.ritual
         for case in spec.cases:
-            results.append(await _run_case(ritual, case, str(file)))
+            results.append(await _run_case(ritual, case, str(file), record))
     return results
 
 
