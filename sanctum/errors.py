@@ -22,6 +22,7 @@ reads well on its own in a terminal::
     ├── SigilJoinError               a join="all" Sigil waits for predecessors that never ran
     ├── WardRejection                a Ward vetoed a Sigil's delta
     ├── SealError                    a Seal could not be written, read or resumed
+    │   └── CodexUnavailableError    ... because the store cannot be used right now
     ├── StreamModeError (ValueError) astream was given an unknown mode
     ├── OracleError                  the model could not be consulted
     │   ├── OracleConnectionError    nobody listens at the model server's address
@@ -52,6 +53,7 @@ __all__ = [
     "AetherValidationError",
     "CassetteError",
     "CassetteMismatch",
+    "CodexUnavailableError",
     "DeltaTypeError",
     "ExpressionError",
     "FileProblem",
@@ -250,6 +252,16 @@ class SealError(SanctumError):
         self.invocation_id = invocation_id
         self.seal_id = seal_id
         self.location = location
+
+
+class CodexUnavailableError(SealError):
+    """The Codex cannot be used right now; nothing about the request is wrong.
+
+    A PostgreSQL server that stayed down (or kept dropping the connection) past the
+    store's reconnect budget, a SQLite file whose write lock another process held past
+    ``busy_timeout``, a full disk. The same call may work later; nothing was written
+    by the failed call. The command line exits with status 1 (not 2, bad usage).
+    """
 
 
 class CassetteError(SanctumError, ValueError):

@@ -88,8 +88,16 @@ def error_exit(message: str, code: int = EXIT_USAGE) -> NoReturn:
 def exit_code_for(exc: BaseException) -> int | None:
     """The exit status an expected error maps to, or None for an unexpected one (a bug)."""
     from sanctum.api import RitualInputError, TraceFileError
-    from sanctum.errors import OracleError, RitualFileError, SanctumError, SealError
+    from sanctum.errors import (
+        CodexUnavailableError,
+        OracleError,
+        RitualFileError,
+        SanctumError,
+        SealError,
+    )
 
+    if isinstance(exc, CodexUnavailableError):
+        return EXIT_FAILED  # the store is down or busy: nothing about the input is wrong
     if isinstance(exc, RitualFileError | SealError | RitualInputError | TraceFileError):
         return EXIT_USAGE
     if isinstance(exc, OracleError | SanctumError):

@@ -12,20 +12,29 @@ recorded migrations serialised by an advisory lock.
 
 ``put_next`` holds a row lock on the Invocation's index row for the check and the
 append, so two machines resuming one Invocation can never both append after the same
-Seal. A server that is down, refuses the login or drops the connection gives a
-SealError naming ``host:port/dbname`` — never the password — and the likely fix.
+Seal.
+
+Dropped connections (``pg_terminate_backend``, a server restart, a broken network) are
+retried with backoff for up to ``reconnect_for`` seconds: reads are safe to repeat, and
+a Seal write is keyed by its ``seal_id`` — a retry first checks whether the lost
+attempt committed, so a retry never writes a Seal twice. A server that stays down past
+the budget gives a :class:`~sanctum.errors.CodexUnavailableError`; one that refuses the
+login gives a SealError; both name ``host:port/dbname`` — never the password — and the
+likely fix. psycopg_pool's own log lines (its reconnect attempts) are not printed
+unless the application configures logging.
 """
 
 from __future__ import annotations
 
 import asyncio
 import builtins
+import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from sanctum.codex._layout import Held, Step, map_body, row_digest
 from sanctum.codex._serial import EncodedSeal, encode_seal
@@ -38,8 +47,9 @@ from sanctum.codex._stored import (
     thaw_seal,
     value_ids,
 )
+from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
-from sanctum.errors import SealError
+from sanctum.errors import CodexUnavailableError, SealError
 
 __all__ = ["PostgresCodex"]
 
@@ -47,6 +57,30 @@ _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SEAL_COLUMNS = 'seal_id, superstep, "timestamp", frontier, metadata, aether'
 _CACHED_SEALS = 64
 _MIGRATION_LOCK = 0x5A4E_C700_DEC0
+_PAUSES = (0.05, 0.2, 0.5, 1.0)
+"""Seconds between reconnect attempts (the last one repeats until the budget is spent)."""
+_REFUSALS = (
+    "password",
+    "authentication",
+    "does not exist",
+    "pg_hba.conf",
+    "permission denied",
+    "role ",
+)
+"""Words of a connection failure that no retry can fix (a wrong login or database)."""
+_T = TypeVar("_T")
+
+
+def _quiet_pool_logger() -> None:
+    """Keep psycopg_pool's warnings (its reconnect attempts) off stderr.
+
+    With no handler anywhere, Python prints warnings through its last-resort handler;
+    a NullHandler on the pool's logger stops that, while an application that set up
+    logging still receives the records through the root logger.
+    """
+    logger = logging.getLogger("psycopg.pool")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 def _import_psycopg() -> tuple[ModuleType, ModuleType]:
@@ -96,6 +130,7 @@ class PostgresCodex(Codex):
         schema: str = "public",
         max_size: int = 4,
         connect_timeout: float = 5.0,
+        reconnect_for: float = 10.0,
     ) -> None:
         """Bind the ledger to a database; nothing connects until first use.
 
@@ -104,13 +139,16 @@ class PostgresCodex(Codex):
                 ``postgresql://user:secret@db.example:5432/sanctum``.
             schema: The PostgreSQL schema holding the tables (created when missing).
             max_size: Most pooled connections.
-            connect_timeout: Seconds to wait for a connection.
+            connect_timeout: Seconds to wait for one connection.
+            reconnect_for: Seconds an operation keeps retrying, with backoff, after the
+                connection dropped or the server could not be reached (0: no retry).
 
         Raises:
             SealError: If psycopg is not installed (naming the ``postgres`` extra), the
                 conninfo cannot be parsed, or ``schema`` is not a plain identifier.
         """
         self._psycopg, self._psycopg_pool = _import_psycopg()
+        _quiet_pool_logger()
         try:
             params = self._psycopg.conninfo.conninfo_to_dict(conninfo)
         except self._psycopg.ProgrammingError:
@@ -133,6 +171,14 @@ class PostgresCodex(Codex):
         self._conninfo = conninfo
         self._max_size = max_size
         self._timeout = connect_timeout
+        self._reconnect_for = max(0.0, float(reconnect_for))
+        self._down_until = 0.0  # time.monotonic() before which a give-up is recent
+        self._kwargs: dict[str, Any] = {
+            "autocommit": True,
+            "connect_timeout": max(1, round(connect_timeout)),
+        }
+        if not params.get("application_name"):
+            self._kwargs["application_name"] = "sanctum"
         self._pool: Any = None
         self._pool_loop: asyncio.AbstractEventLoop | None = None
         self._ready = False
@@ -150,7 +196,9 @@ class PostgresCodex(Codex):
             text = text.replace(self._password, "***")
         return " ".join(text.split())
 
-    def _unreachable(self, exc: BaseException, invocation_id: str | None = None) -> SealError:
+    def _unreachable(
+        self, exc: BaseException, invocation_id: str | None = None, *, waited: float = 0.0
+    ) -> SealError:
         detail = self._scrub(str(exc)) or type(exc).__name__
         lowered = detail.lower()
         if "password" in lowered or "authentication" in lowered:
@@ -165,11 +213,102 @@ class PostgresCodex(Codex):
                 "Start the server (e.g. pg_ctlcluster <version> main start) or fix the host "
                 "and port in the URL."
             )
-        return SealError(
-            f"cannot use the PostgreSQL codex at {self.location}: {detail.rstrip('.?! ')}. {fix}",
+        if not self._transient(exc):
+            return SealError(
+                f"cannot use the PostgreSQL codex at {self.location}: "
+                f"{detail.rstrip('.?! ')}. {fix}",
+                invocation_id=invocation_id,
+                location=self.location,
+            )
+        tried = f" (retried for {waited:.0f} s)" if waited >= 1 else ""
+        kept = (
+            f" Nothing was lost: every Seal written before stays; resume invocation "
+            f"{invocation_id!r} once the server is back."
+            if invocation_id
+            else ""
+        )
+        return CodexUnavailableError(
+            f"cannot use the PostgreSQL codex at {self.location}: {detail.rstrip('.?! ')}"
+            f"{tried}. {fix}{kept}",
             invocation_id=invocation_id,
             location=self.location,
         )
+
+    def _transient(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is a dropped or unreachable connection a retry may fix."""
+        if isinstance(exc, self._psycopg_pool.PoolTimeout | OSError):
+            return True
+        if not isinstance(exc, self._psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None)
+        if state is not None:
+            return str(state).startswith(("08", "57"))
+        lowered = str(exc).lower()
+        return not any(word in lowered for word in _REFUSALS)
+
+    async def _retrying(
+        self,
+        invocation_id: str | None,
+        work: Callable[[Any, int], Awaitable[_T]],
+        *,
+        transaction: bool = True,
+    ) -> _T:
+        """Run ``work(conn, attempt)`` on a pooled connection, retrying dropped ones.
+
+        ``attempt`` counts from 0; ``work`` runs inside one transaction unless
+        ``transaction`` is False. A dropped or unreachable connection is retried with
+        backoff (:data:`_PAUSES`) until ``reconnect_for`` seconds have passed; the
+        pool's idle connections are checked before each retry, so a restarted server's
+        dead connections are replaced at once.
+
+        Raises:
+            CodexUnavailableError: If the server stayed unreachable past the budget.
+            SealError: For anything no retry can fix (a refused login, a damaged row),
+                or what ``work`` raised.
+        """
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        # Right after an operation gave up, the next one retries for a second at most
+        # instead of waiting out the whole budget again (a failed run's clean-up read,
+        # say); later ones retry as usual, so a long-lived codex recovers when the
+        # server is back.
+        recent = time.monotonic() < self._down_until
+        give_up = started + (min(1.0, self._reconnect_for) if recent else self._reconnect_for)
+        attempt = 0
+        while True:
+            try:
+                pool = await self._open()
+                wait = max(1.0, min(self._timeout, give_up - loop.time()))
+                async with pool.connection(timeout=wait) as conn:
+                    if not transaction:
+                        result = await work(conn, attempt)
+                    else:
+                        async with conn.transaction():
+                            result = await work(conn, attempt)
+                self._down_until = 0.0
+                return result
+            except self._psycopg.IntegrityError:
+                raise  # the caller knows what a duplicate means
+            except (self._psycopg.Error, self._psycopg_pool.PoolTimeout, OSError) as exc:
+                now = loop.time()
+                if not self._transient(exc) or now >= give_up:
+                    if self._transient(exc):
+                        self._down_until = time.monotonic() + self._reconnect_for
+                    raise self._unreachable(exc, invocation_id, waited=now - started) from None
+                pause = _PAUSES[min(attempt, len(_PAUSES) - 1)]
+                await asyncio.sleep(min(pause, give_up - now))
+                attempt += 1
+                await self._check_pool()
+
+    async def _check_pool(self) -> None:
+        """Replace the pool's dead idle connections (after a drop); never raises."""
+        pool = self._pool
+        if pool is None or self._pool_loop is not asyncio.get_running_loop():
+            return
+        try:
+            await pool.check()
+        except Exception:
+            pass  # the next attempt reports what is wrong
 
     async def _open(self) -> Any:
         loop = asyncio.get_running_loop()
@@ -183,26 +322,25 @@ class PostgresCodex(Codex):
             return await self._connect(loop)
 
     async def _connect(self, loop: asyncio.AbstractEventLoop) -> Any:
+        """Migrate (once per object) and open the pool.
+
+        Raises:
+            psycopg.Error: If the server cannot be reached (the caller retries).
+            SealError: If the schema was written by a newer sanctum.
+        """
         psycopg = self._psycopg
-        try:
-            conn = await psycopg.AsyncConnection.connect(
-                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._timeout))
-            )
-        except psycopg.Error as exc:
-            raise self._unreachable(exc) from None
+        conn = await psycopg.AsyncConnection.connect(self._conninfo, **self._kwargs)
         try:
             if not self._ready:
                 await self._migrate(conn)
                 self._ready = True
-        except psycopg.Error as exc:
-            raise self._unreachable(exc) from None
         finally:
             await conn.close()
         pool = self._psycopg_pool.AsyncConnectionPool(
             self._conninfo,
             min_size=1,
             max_size=self._max_size,
-            kwargs={"autocommit": True, "connect_timeout": max(1, round(self._timeout))},
+            kwargs=dict(self._kwargs),
             timeout=self._timeout,
             open=False,
         )
@@ -289,21 +427,20 @@ class PostgresCodex(Codex):
     async def _read(
         self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
     ) -> builtins.list[Seal]:
-        pool = await self._open()
-        try:
-            async with pool.connection() as conn, conn.transaction():
-                cursor = await conn.execute(
-                    f"SELECT {_SEAL_COLUMNS} FROM {self._s}.sanctum_seals {where}", params
-                )
-                rows = await cursor.fetchall()
-                refs = [decode_refs(invocation_id, row[0], self.location, row[5]) for row in rows]
-                ids: set[int] = set()
-                for ref in refs:
-                    ids.update(value_ids(ref))
-                once = row_refs(refs[0]) if len(refs) == 1 else None  # one Seal
-                values = Values(await self._rows(conn, ids), once)
-        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
-            raise self._unreachable(exc, invocation_id) from None
+
+        async def fetch(conn: Any, _attempt: int) -> tuple[builtins.list[Any], Values]:
+            cursor = await conn.execute(
+                f"SELECT {_SEAL_COLUMNS} FROM {self._s}.sanctum_seals {where}", params
+            )
+            rows = await cursor.fetchall()
+            refs = [decode_refs(invocation_id, row[0], self.location, row[5]) for row in rows]
+            ids: set[int] = set()
+            for ref in refs:
+                ids.update(value_ids(ref))
+            once = row_refs(refs[0]) if len(refs) == 1 else None  # one Seal
+            return rows, Values(await self._rows(conn, ids), once)
+
+        rows, values = await self._retrying(invocation_id, fetch)
         seals = []
         for row in rows:
             held: dict[str, Held] | None = {} if remember else None
@@ -345,25 +482,24 @@ class PostgresCodex(Codex):
         Raises:
             SealError: If the server cannot be used or a Seal row was damaged.
         """
-        pool = await self._open()
-        table = Values(())
-        try:
-            async with pool.connection() as conn, conn.transaction():
-                columns = _SEAL_COLUMNS if values else _SEAL_COLUMNS.replace("aether", "'{}'")
-                cursor = await conn.execute(
-                    f"SELECT {columns} FROM {self._s}.sanctum_seals "
-                    "WHERE invocation_id = %s ORDER BY seq",
-                    (invocation_id,),
-                )
-                rows = await cursor.fetchall()
-                if values:
-                    ids: set[int] = set()
-                    for row in rows:
-                        refs = decode_refs(invocation_id, row[0], self.location, row[5])
-                        ids.update(value_ids(refs))
-                    table = Values(await self._rows(conn, ids))
-        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
-            raise self._unreachable(exc, invocation_id) from None
+
+        async def fetch(conn: Any, _attempt: int) -> tuple[builtins.list[Any], Values]:
+            columns = _SEAL_COLUMNS if values else _SEAL_COLUMNS.replace("aether", "'{}'")
+            cursor = await conn.execute(
+                f"SELECT {columns} FROM {self._s}.sanctum_seals "
+                "WHERE invocation_id = %s ORDER BY seq",
+                (invocation_id,),
+            )
+            rows = await cursor.fetchall()
+            if not values:
+                return rows, Values(())
+            ids: set[int] = set()
+            for row in rows:
+                refs = decode_refs(invocation_id, row[0], self.location, row[5])
+                ids.update(value_ids(refs))
+            return rows, Values(await self._rows(conn, ids))
+
+        rows, table = await self._retrying(invocation_id, fetch)
         for row in rows:
             yield thaw_seal(invocation_id, self.location, row, table)
 
@@ -373,17 +509,16 @@ class PostgresCodex(Codex):
         Raises:
             SealError: If the server cannot be used.
         """
-        pool = await self._open()
-        try:
-            async with pool.connection() as conn:
-                cursor = await conn.execute(
-                    f"SELECT latest_seal_id, seals FROM {self._s}.sanctum_invocations "
-                    "WHERE invocation_id = %s",
-                    (invocation_id,),
-                )
-                row = await cursor.fetchone()
-        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
-            raise self._unreachable(exc, invocation_id) from None
+
+        async def fetch(conn: Any, _attempt: int) -> Any:
+            cursor = await conn.execute(
+                f"SELECT latest_seal_id, seals FROM {self._s}.sanctum_invocations "
+                "WHERE invocation_id = %s",
+                (invocation_id,),
+            )
+            return await cursor.fetchone()
+
+        row = await self._retrying(invocation_id, fetch, transaction=False)
         return str(row[0]) if row is not None and row[1] > 0 else None
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
@@ -406,20 +541,21 @@ class PostgresCodex(Codex):
         Raises:
             SealError: If the server cannot be used.
         """
-        pool = await self._open()
         s = self._s
-        try:
-            async with pool.connection() as conn:
-                cursor = await conn.execute(
-                    'SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s."timestamp", '
-                    f"s.frontier, s.metadata FROM {s}.sanctum_invocations AS i "
-                    f"JOIN {s}.sanctum_seals AS s ON s.seq = i.latest_seq "
-                    "ORDER BY i.latest_seq DESC LIMIT %s",
-                    (max(limit, 0),),
-                )
-                rows = await cursor.fetchall()
-        except (self._psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
-            raise self._unreachable(exc) from None
+
+        async def fetch(conn: Any, _attempt: int) -> builtins.list[Any]:
+            cursor = await conn.execute(
+                'SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s."timestamp", '
+                f"s.frontier, s.metadata FROM {s}.sanctum_invocations AS i "
+                f"JOIN {s}.sanctum_seals AS s ON s.seq = i.latest_seq "
+                f"WHERE i.invocation_id NOT LIKE '{LEDGER_PREFIX}%' "  # claim ledgers
+                "ORDER BY i.latest_seq DESC LIMIT %s",
+                (max(limit, 0),),
+            )
+            found: builtins.list[Any] = await cursor.fetchall()
+            return found
+
+        rows = await self._retrying(None, fetch, transaction=False)
         out: builtins.list[InvocationSummary] = []
         for invocation_id, count, seal_id, superstep, timestamp, frontier, metadata in rows:
             seal = thaw_seal(
@@ -515,28 +651,40 @@ class PostgresCodex(Codex):
     async def _write(
         self, invocation_id: str, seal: Seal, check: bool, expected: str | None
     ) -> None:
-        pool = await self._open()
         encoded = encode_seal(invocation_id, seal, await self._held(invocation_id, seal.parent))
         psycopg = self._psycopg
         s = self._s
-        try:
-            async with pool.connection() as conn, conn.transaction():
-                await conn.execute(
-                    f"INSERT INTO {s}.sanctum_invocations "
-                    "(invocation_id, latest_seq, latest_seal_id, seals) VALUES (%s, 0, '', 0) "
-                    "ON CONFLICT (invocation_id) DO NOTHING",
-                    (invocation_id,),
-                )
+
+        async def append(conn: Any, attempt: int) -> None:
+            await conn.execute(
+                f"INSERT INTO {s}.sanctum_invocations "
+                "(invocation_id, latest_seq, latest_seal_id, seals) VALUES (%s, 0, '', 0) "
+                "ON CONFLICT (invocation_id) DO NOTHING",
+                (invocation_id,),
+            )
+            cursor = await conn.execute(
+                f"SELECT latest_seal_id, seals FROM {s}.sanctum_invocations "
+                "WHERE invocation_id = %s FOR UPDATE",
+                (invocation_id,),
+            )
+            row = await cursor.fetchone()
+            if attempt > 0:
+                # The connection dropped during an earlier attempt: if that attempt's
+                # commit went through, the Seal is there and writing it again would
+                # duplicate it (seal_ids are unique per invocation).
                 cursor = await conn.execute(
-                    f"SELECT latest_seal_id, seals FROM {s}.sanctum_invocations "
-                    "WHERE invocation_id = %s FOR UPDATE",
-                    (invocation_id,),
+                    f"SELECT 1 FROM {s}.sanctum_seals WHERE invocation_id = %s AND seal_id = %s",
+                    (invocation_id, seal.seal_id),
                 )
-                row = await cursor.fetchone()
-                latest = row[0] if row is not None and row[1] > 0 else None
-                if check and latest != expected:
-                    raise concurrent_write(invocation_id, expected, latest)
-                await self._append(conn, invocation_id, seal, encoded)
+                if await cursor.fetchone() is not None:
+                    return
+            latest = row[0] if row is not None and row[1] > 0 else None
+            if check and latest != expected:
+                raise concurrent_write(invocation_id, expected, latest)
+            await self._append(conn, invocation_id, seal, encoded)
+
+        try:
+            await self._retrying(invocation_id, append)
         except psycopg.errors.UniqueViolation:
             raise SealError(
                 f"invocation {invocation_id!r} already holds seal {seal.seal_id!r} in "
@@ -546,7 +694,7 @@ class PostgresCodex(Codex):
                 seal_id=seal.seal_id,
                 location=self.location,
             ) from None
-        except (psycopg.Error, self._psycopg_pool.PoolTimeout) as exc:
+        except psycopg.IntegrityError as exc:
             raise self._unreachable(exc, invocation_id) from None
         self._hold(
             invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}

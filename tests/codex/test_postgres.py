@@ -90,7 +90,9 @@ def _free_port() -> int:
 async def test_server_down_names_the_address_and_the_fix() -> None:
     port = _free_port()
     codex = PostgresCodex(
-        f"postgresql://alice:hunter2secret@127.0.0.1:{port}/ledger", connect_timeout=1
+        f"postgresql://alice:hunter2secret@127.0.0.1:{port}/ledger",
+        connect_timeout=1,
+        reconnect_for=0.5,
     )
     with pytest.raises(SealError) as caught:
         await codex.put("inv", make_seal(1))
