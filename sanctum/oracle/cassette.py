@@ -18,7 +18,8 @@ A cassette is one JSON Lines file (UTF-8, one JSON object per line):
   ``number`` counts the calls of one oracle from one sigil, 1-based, over the whole
   cassette; ``stream`` holds the streamed text chunks with their offsets in seconds
   from the start of the call (null for a call answered in one piece).
-* a line per cast of a Spell marked ``record=True``: ``{"kind": "spell", "session": 0,
+* a line per recorded Spell cast (:meth:`CassetteRecorder.record_spell`; the Grimoire
+  does not call it yet, so spells re-run on replay): ``{"kind": "spell", "session": 0,
   "spell": "send_mail", "number": 1, "digest": "sha256:…", "arguments": {…},
   "result": …, "error": null | {"type": "…", "message": "…"}}``.
 
