@@ -40,7 +40,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sanctum.codex.frontier import END_NAME, Frontier
+from sanctum.codex.claims import claim_alive, ledger_id, seal_status
+from sanctum.codex.frontier import Frontier
 from sanctum.errors import SealError
 
 __all__ = ["Codex", "InvocationSummary", "Seal", "find_unserialisable", "new_seal_id"]
@@ -100,8 +101,11 @@ class InvocationSummary:
     ``seals`` counts the Seals in the history; ``superstep`` and ``frontier`` come from
     the most recently written Seal; ``updated`` is its timestamp (epoch seconds);
     ``metadata`` its metadata. ``status`` is ``"paused"`` when that Seal records an
-    interrupt, ``"done"`` when its frontier is empty or only END, ``"incomplete"``
-    otherwise (the run was stopped or failed after its last Seal).
+    interrupt, ``"failed"`` when it records a failure, ``"done"`` when its frontier is
+    empty or only END, ``"incomplete"`` otherwise (stopped by a signal or a crash
+    after its last Seal — or still running: :meth:`Codex.holder` tells, and the
+    command line shows such an Invocation as ``"running"``); see
+    :func:`sanctum.codex.claims.seal_status`.
     """
 
     invocation_id: str
@@ -113,12 +117,8 @@ class InvocationSummary:
 
     @property
     def status(self) -> str:
-        """``"paused"``, ``"done"`` or ``"incomplete"`` (see the class docstring)."""
-        if isinstance(self.metadata.get("interrupt"), Mapping):
-            return "paused"
-        if all(name == END_NAME for name in self.frontier):
-            return "done"
-        return "incomplete"
+        """``running``, ``paused``, ``done``, ``failed`` or ``incomplete`` (see above)."""
+        return seal_status(self.metadata, self.frontier)
 
 
 _JSON_SCALARS = (str, int, bool, type(None))
@@ -270,6 +270,93 @@ class Codex(ABC):
             NotImplementedError: If the store cannot enumerate its Invocations.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot list its invocations")
+
+    async def claim(
+        self, invocation_id: str, holder: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """Record ``holder`` as the one call running the Invocation, unless one runs it.
+
+        ``holder`` is a record from :func:`sanctum.codex.claims.new_claim`. The engine
+        claims before a call runs anything, and :meth:`release` s when it ends, so of
+        two processes starting or resuming one Invocation at once only one runs.
+
+        The default keeps claims as small Seals in a ledger of their own (the
+        Invocation :func:`~sanctum.codex.claims.ledger_id`, which listings leave out),
+        appended through :meth:`put_next`: the compare-and-set a store already has
+        makes the claim atomic across processes, with no new table. One read and one
+        write per call; none per superstep.
+
+        Returns:
+            None when ``holder`` now holds the Invocation; otherwise the record of the
+            live holder (which may be a later winner of the same race).
+
+        Raises:
+            SealError: If the store cannot be read or written.
+        """
+        ledger = ledger_id(invocation_id)
+        head = await self.get(ledger)
+        if head is not None:
+            current = head.metadata.get("holder")
+            if not head.metadata.get("released") and claim_alive(current, head.timestamp):
+                return current if isinstance(current, Mapping) else {}
+        seal = Seal(
+            aether={},
+            frontier=(),
+            superstep=head.superstep + 1 if head is not None else 1,
+            metadata={"holder": dict(holder), "invocation_id": invocation_id},
+        )
+        expected = head.seal_id if head is not None else None
+        try:
+            await self.put_next(ledger, seal, expected_latest=expected)
+        except SealError:
+            if await self.latest_seal_id(ledger) == expected:
+                raise  # not a lost race: the store itself failed
+            winner = await self.get(ledger)
+            found = winner.metadata.get("holder") if winner is not None else None
+            return found if isinstance(found, Mapping) else {}
+        return None
+
+    async def release(self, invocation_id: str, holder: Mapping[str, Any]) -> None:
+        """End ``holder``'s claim on the Invocation (see :meth:`claim`).
+
+        Does nothing when another call holds it now. A claim never released (the
+        process was killed) lapses by itself: see
+        :func:`~sanctum.codex.claims.claim_alive`.
+
+        Raises:
+            SealError: If the store cannot be read or written.
+        """
+        ledger = ledger_id(invocation_id)
+        head = await self.get(ledger)
+        if head is None or head.metadata.get("released"):
+            return
+        current = head.metadata.get("holder")
+        if not isinstance(current, Mapping) or current.get("token") != holder.get("token"):
+            return
+        seal = Seal(
+            aether={},
+            frontier=(),
+            superstep=head.superstep + 1,
+            metadata={"holder": dict(current), "invocation_id": invocation_id, "released": True},
+        )
+        try:
+            await self.put_next(ledger, seal, expected_latest=head.seal_id)
+        except SealError:
+            pass  # someone took a lapsed claim over meanwhile: nothing of ours to end
+
+    async def holder(self, invocation_id: str) -> Mapping[str, Any] | None:
+        """The record of the live call running the Invocation, or None.
+
+        Raises:
+            SealError: If the store cannot be read.
+        """
+        head = await self.get(ledger_id(invocation_id))
+        if head is None or head.metadata.get("released"):
+            return None
+        current = head.metadata.get("holder")
+        if isinstance(current, Mapping) and claim_alive(current, head.timestamp):
+            return current
+        return None
 
     async def aclose(self) -> None:
         """Release connections or file handles. Idempotent; the default does nothing."""

@@ -38,6 +38,7 @@ from sanctum.codex.base import (
     concurrent_write,
     find_unserialisable,
 )
+from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import SealError
 
 __all__ = ["MemoryCodex"]
@@ -291,7 +292,11 @@ class MemoryCodex(Codex):
         """
         with self._lock:
             latest = sorted(
-                ((history[-1], name, len(history)) for name, history in self._histories.items()),
+                (
+                    (history[-1], name, len(history))
+                    for name, history in self._histories.items()
+                    if not name.startswith(LEDGER_PREFIX)  # claim ledgers are no runs
+                ),
                 key=lambda item: item[0].order,
                 reverse=True,
             )[: max(limit, 0)]

@@ -47,8 +47,8 @@ from sanctum.codex._stored import (
     thaw_seal,
     value_ids,
 )
-from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import CodexUnavailableError, SealError
 
 __all__ = ["PostgresCodex"]

@@ -56,6 +56,7 @@ from sanctum.codex._stored import (
     value_ids,
 )
 from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import SealError
 
 __all__ = ["SqliteCodex"]
@@ -357,6 +358,7 @@ class SqliteCodex(Codex):
                         "JOIN sanctum_seals AS s ON s.key = (SELECT max(key) FROM sanctum_seals "
                         f"WHERE key BETWEEN i.number << {_SEQ_BITS} "
                         f"AND (i.number << {_SEQ_BITS}) | {_SEQ_MASK}) "
+                        f"WHERE i.invocation_id NOT LIKE '{LEDGER_PREFIX}%' "  # claim ledgers
                         "ORDER BY s.written DESC LIMIT ?",
                         (max(limit, 0),),
                     )

@@ -21,7 +21,15 @@ from typing import Any
 
 from sanctum.aether.reducers import Reducer, overwrite
 from sanctum.aether.schema import ERRORS_CONDUIT
-from sanctum.codex.base import Codex, Seal, new_seal_id
+from sanctum.codex.base import Codex, Seal, concurrent_write, new_seal_id
+from sanctum.codex.claims import (
+    FAILURE_KEY,
+    describe_holder,
+    failure_record,
+    hold,
+    new_claim,
+    release,
+)
 from sanctum.errors import (
     Interrupt,
     RecursionLimitError,
@@ -187,6 +195,15 @@ async def _resume(
     aether = dict(seal.aether)
     if updates:
         aether = _apply_updates(setup, aether, updates)
+    if updates and not frontier:
+        raise SealError(
+            f"seal {seal.seal_id!r} of invocation {invocation_id!r} ends a finished run "
+            "(its frontier is END); updates would rewrite a finished history, so nothing "
+            "was written. To run part of it again with new values, resume from an "
+            "earlier seal with seal_id=... (it branches, and the history is kept)",
+            invocation_id=invocation_id,
+            seal_id=seal.seal_id,
+        )
     return _State(
         aether,
         frontier,
@@ -202,7 +219,17 @@ async def _resume(
 class _Sealer:
     """Writes the Invocation's Seals through ``put_next``, chaining the expectations."""
 
-    __slots__ = ("codex", "emitter", "invocation_id", "metadata", "veil")
+    __slots__ = (
+        "broken",
+        "claim",
+        "codex",
+        "emitter",
+        "invocation_id",
+        "last",
+        "metadata",
+        "start",
+        "veil",
+    )
 
     def __init__(
         self,
@@ -211,12 +238,102 @@ class _Sealer:
         metadata: Mapping[str, Any] | None,
         emitter: Emitter | None,
         veil: Veil | None = None,
+        call: str = "run",
     ) -> None:
         self.codex = codex
         self.invocation_id = invocation_id
+        self.claim = new_claim(call)
         self.metadata = dict(metadata or {})
+        self.start: tuple[Any, ...] | None = None
+        """While the call holds its claim: what it started from (aether, frontier,
+        superstep, joins, parent, expected head, updates)."""
         self.emitter = emitter
         self.veil = veil
+        self.last: Seal | None = None
+        """The latest Seal this call wrote (what a failure record repeats)."""
+        self.broken = False
+        """Whether a write failed (the store, or another writer): record nothing more."""
+
+    async def take(self, state: _State, frontier: Sequence[str]) -> None:
+        """Claim the Invocation for this call before anything runs.
+
+        Through ``Codex.claim`` (atomic across processes), then checks that the head
+        Seal is still the one this call starts from.
+
+        Raises:
+            SealError: If another call holds the Invocation or advanced it since it
+                was read; nothing was run.
+        """
+        inv = self.invocation_id
+        held = await self.codex.claim(inv, self.claim)
+        if held is not None:
+            raise _held(inv, held)
+        hold(self.claim)
+        self.start = (
+            state.aether,
+            tuple(frontier),
+            state.superstep,
+            state.joins,
+            state.parent,
+            state.expected,
+            state.updates,
+        )
+        found = await self.codex.latest_seal_id(inv)
+        if found != state.expected:
+            await self.drop()
+            raise concurrent_write(inv, state.expected, found)
+
+    async def drop(self) -> None:
+        """End this call's claim (at the end of the call, however it ends)."""
+        if self.start is None:
+            return
+        self.start = None
+        release(self.claim)
+        try:
+            await self.codex.release(self.invocation_id, self.claim)
+        except Exception:  # a claim never released lapses with its process
+            pass
+
+    async def fail(self, error: BaseException, sigil: str | None, superstep: int) -> None:
+        """Record a failure: the latest Seal's state again, with a failure record.
+
+        Resuming it re-runs the frontier that failed. A store that fails now, too, is
+        left alone (the run's own error is what the caller sees).
+        """
+        if self.broken or self.start is None:
+            return
+        mask = self.veil.secrets.mask_text if self.veil is not None else None
+        metadata = dict(self.metadata)
+        metadata[FAILURE_KEY] = failure_record(error, sigil=sigil, superstep=superstep, mask=mask)
+        metadata["writers"] = {}
+        last = self.last
+        if last is not None:
+            metadata["parent"] = last.seal_id
+            metadata["joins"] = last.metadata.get("joins", {})
+            seal = Seal(
+                aether=last.aether,
+                frontier=last.frontier,
+                superstep=last.superstep,
+                metadata=metadata,
+            )
+            expected = last.seal_id
+        else:  # the call failed before its first Seal: record its starting point
+            aether, frontier, number, joins, parent, expected, updates = self.start
+            metadata["parent"] = parent
+            metadata["joins"] = _joins_metadata(joins)
+            if updates is not None:
+                metadata["updates"] = updates
+            if self.veil is not None:
+                aether = self.veil.aether(aether)
+                frontier = [self.veil.text(name) for name in frontier]
+                metadata = self.veil.secrets.mask(metadata)
+            seal = Seal(
+                aether=aether, frontier=tuple(frontier), superstep=number, metadata=metadata
+            )
+        try:
+            await self.codex.put_next(self.invocation_id, seal, expected_latest=expected)
+        except Exception:  # the run's own failure wins
+            pass
 
     async def write(
         self,
@@ -255,8 +372,13 @@ class _Sealer:
             superstep=superstep,
             metadata=metadata,
         )
-        await self.codex.put_next(self.invocation_id, seal, expected_latest=state.expected)
+        try:
+            await self.codex.put_next(self.invocation_id, seal, expected_latest=state.expected)
+        except BaseException:
+            self.broken = True
+            raise
         state.parent = state.expected = seal.seal_id
+        self.last = seal
         if self.emitter is not None:
             await self.emitter.emit(
                 SealWritten(
@@ -267,6 +389,15 @@ class _Sealer:
                 )
             )
         return seal
+
+
+def _held(inv: str, holder: Mapping[str, Any]) -> SealError:
+    """The error of a call that finds the Invocation held by another call."""
+    return SealError(
+        f"invocation {inv!r} is being run by another call: {describe_holder(holder)}; "
+        "nothing was run. Wait for it to finish or pause, then resume again",
+        invocation_id=inv,
+    )
 
 
 def _run_label(invocation_id: str, circle: str | None) -> str:
@@ -430,7 +561,11 @@ async def perform_invocation(
     taps = emitter.taps if emitter is not None and hookless else None
     only_tap = taps[0] if taps is not None and len(taps) == 1 else None
     clock_ns = time.perf_counter_ns
-    sealer = _Sealer(codex, inv, metadata, emitter, veil) if codex is not None else None
+    sealer = None
+    if codex is not None:
+        sealer = _Sealer(codex, inv, metadata, emitter, veil, "resume" if resume else "run")
+        if state.frontier or state.updates is not None:
+            await sealer.take(state, frontier_names(state.frontier))
     limit = setup.recursion_limit
     reducers = setup.reducers
     aether = state.aether
@@ -605,7 +740,9 @@ async def perform_invocation(
         if emitter is not None:
             await emitter.aclose()
         raise
-    except BaseException:
+    except BaseException as error:
+        if sealer is not None and isinstance(error, Exception) and not isinstance(error, Interrupt):
+            await sealer.fail(error, getattr(error, "sigil", None), superstep)
         if emitter is not None:
             try:
                 await emitter.drain()
@@ -613,4 +750,7 @@ async def perform_invocation(
                 pass
             await emitter.aclose()
         raise
+    finally:
+        if sealer is not None:
+            await sealer.drop()
     return dict(aether) if codex is not None else aether
