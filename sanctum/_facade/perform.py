@@ -95,6 +95,8 @@ class Performance:
         """What the ``--trace`` recorder masks (the ritual's secrets and redactions)."""
         self.result: RunResult | None = None
         """How the performance ended; None until the iteration finishes."""
+        self.last_seal_id: str | None = None
+        """The id of the last Seal this performance wrote (None before the first)."""
         self._started = False
 
     def __aiter__(self) -> AsyncIterator[Omen]:
@@ -187,6 +189,7 @@ class Performance:
                 async for omen in stream:
                     if isinstance(omen, SealWritten) and omen.invocation_id == self.invocation_id:
                         self.sealed = True
+                        self.last_seal_id = omen.seal_id
                     if isinstance(omen, RiteManifested):
                         final = omen.aether
                     elif isinstance(omen, SuperstepCompleted):
@@ -223,6 +226,7 @@ class Performance:
                     dict(snapshot),
                     error=_failure_message(failure, self.ritual_path),
                     error_type=type(failure).__name__,
+                    sigil=getattr(failure, "sigil", None),
                 )
                 return
             except _PASS_THROUGH as stopped:
@@ -279,7 +283,7 @@ class Performance:
             aether=aether,
             ritual=str(self.ritual_path) if self.ritual_path else None,
             codex_url=self.codex_url,
-            **extra,
+            **{"seal_id": self.last_seal_id, **extra},
         )
 
 

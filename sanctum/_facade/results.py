@@ -81,6 +81,10 @@ def without_password(url: str) -> str:
     return f"{scheme}://{userinfo.split(':', 1)[0]}@{host}{tail}"
 
 
+DEFAULT_CODEX_URL = "sqlite:///.sanctum/codex.db"
+"""The default codex as a URL (relative to the working directory), as results name it."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """How a performance ended.
@@ -92,7 +96,11 @@ class RunResult:
     ``error_type`` describe a failure; ``ritual`` is the ritual file's path;
     ``codex_url`` the store a resume must name (``"memory:"`` makes the result
     :attr:`ephemeral`: no other process can resume it, and ``to_dict()["resume"]`` is
-    None).
+    None; None here means the default codex, which ``to_dict()`` writes as
+    :data:`DEFAULT_CODEX_URL`, or a Codex object passed from Python). ``seal_id`` is
+    filled for every ending once a Seal was written: the last one (for a failure, the
+    Seal to resume from; for a pause, the pause's). ``sigil`` names the failing sigil
+    of a failure when the error says which.
     """
 
     status: RunStatus
@@ -128,6 +136,8 @@ class RunResult:
         data: dict[str, Any] = {"kind": "result"}
         data.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
         data["aether"] = _plain(self.aether)
+        if self.codex_url is None:  # the embedded default, relative to the working directory
+            data["codex_url"] = DEFAULT_CODEX_URL
         if self.status == "paused":
             data["resume"] = None if self.ephemeral else self.resume_command
         return data

@@ -7,13 +7,14 @@ functions that draw for people.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
@@ -28,15 +29,19 @@ __all__ = [
     "EXIT_DONE",
     "EXIT_FAILED",
     "EXIT_PAUSED",
+    "EXIT_STATUS_HELP",
     "EXIT_USAGE",
+    "ROOT_EPILOG",
     "describe_error",
     "error_exit",
     "exit_code_for",
     "guarded",
     "is_debug",
+    "json_errors",
     "make_console",
     "print_json_line",
     "set_debug",
+    "warn_repeated_keys",
 ]
 
 EXIT_DONE = 0
@@ -52,6 +57,28 @@ EXIT_CTRL_C = 130
 
 EXIT_BROKEN_PIPE = 141
 """The reader of stdout went away (128 + SIGPIPE, as a shell reports it)."""
+
+EXIT_STATUS_HELP = """\
+Exit status:
+  0    done (the ritual reached END; the command succeeded)
+  1    the ritual failed (sanctum test: a case failed)
+  2    bad usage, bad input or a bad ritual file; nothing ran
+  3    paused by an interrupt: continue with sanctum resume
+  130  stopped by Ctrl-C (the invocation stays resumable from its last Seal)
+  141  the reader of a pipe went away (sanctum run ... | head)"""
+"""The exit-status table shown at the end of ``--help`` (the scripting contract)."""
+
+ROOT_EPILOG = f"""\
+Examples:
+  sanctum run rituals/hello.yaml --input name=Ada
+  sanctum run rituals/triage.yaml --input ticket='charged twice' --invocation t-1
+  sanctum resume --invocation t-1 --update approved=true
+  sanctum invocations --status paused
+  sanctum validate rituals/ && sanctum test rituals/
+  sanctum --debug run x.yaml      (tracebacks: --debug goes before the command)
+
+{EXIT_STATUS_HELP}"""
+"""The root ``--help`` epilog: examples, then the exit statuses."""
 
 EPHEMERAL_NOTE = (
     "not resumable: a memory: codex ends with this process; to resume later, run without "
@@ -159,6 +186,59 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename:
         return f"error: cannot read {exc.filename}: {exc.strerror or exc}"
     return f"error: {exc}"
+
+
+def warn_repeated_keys(pairs: list[str], option: str) -> None:
+    """Warn on stderr, once per name, when ``KEY=VALUE`` pairs give a key twice.
+
+    The last value wins (as before); the warning says which one was kept, so a
+    ``--input n=3 --input n=4`` typo does not pass unnoticed.
+    """
+    seen: dict[str, int] = {}
+    last: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            continue  # the parser refuses it with its own message
+        seen[key] = seen.get(key, 0) + 1
+        last[key] = value
+    for key, count in seen.items():
+        if count > 1:
+            typer.echo(
+                f"warning: {option} {printable(key)} was given {count} times; the last "
+                f"value wins ({printable(key)}={printable(last[key])})",
+                err=True,
+            )
+
+
+@contextlib.contextmanager
+def json_errors(enabled: bool) -> Iterator[None]:
+    """Under ``--json``, an expected error also prints one JSON line on stdout.
+
+    A machine reading stdout then sees why nothing (or nothing more) came:
+    ``{"kind": "error", "error": MESSAGE, "error_type": CLASS, "exit_status": N}``
+    (N is the status the command leaves with: 2 for bad usage, input or ritual files,
+    1 for a failure). The exception is re-raised untouched; :func:`guarded` still
+    prints the message on stderr.
+    """
+    try:
+        yield
+    except Exception as exc:
+        if enabled:
+            code = exit_code_for(exc)
+            if code is None and isinstance(exc, typer.BadParameter):
+                code = EXIT_USAGE
+            if code is not None:
+                message = printable(_describe(exc), lines=True).removeprefix("error: ")
+                print_json_line(
+                    {
+                        "kind": "error",
+                        "error": message,
+                        "error_type": type(exc).__name__,
+                        "exit_status": code,
+                    }
+                )
+        raise
 
 
 def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:

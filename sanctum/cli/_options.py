@@ -11,6 +11,7 @@ __all__ = [
     "CodexOpt",
     "JsonOpt",
     "OracleOpt",
+    "QuietOpt",
     "StreamOpt",
     "TraceOpt",
     "check_codex",
@@ -64,6 +65,19 @@ OracleOpt = Annotated[
         "--oracle",
         metavar="NAME=PROVIDER:MODEL",
         help="Override one of the ritual's oracles, e.g. --oracle local=ollama:qwen2.5:0.5b.",
+    ),
+]
+
+
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help=(
+            "Leave out the final Aether tree: the superstep lines, the status and the "
+            "invocation id remain (no effect with --json)."
+        ),
     ),
 ]
 

@@ -35,8 +35,16 @@ _EXIT = {"done": EXIT_DONE, "failed": EXIT_FAILED, "paused": EXIT_PAUSED}
 _T = TypeVar("_T")
 
 
-def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool) -> NoReturn:
+def perform(
+    performance: Performance,
+    *,
+    modes: Sequence[str],
+    json_lines: bool,
+    quiet: bool = False,
+) -> NoReturn:
     """Run the performance, print what it shows, and leave with its exit status.
+
+    ``quiet`` leaves the final Aether tree out of the people view (``--quiet``).
 
     Raises:
         typer.Exit: Always, with 0, 1, 3 or 130.
@@ -47,7 +55,7 @@ def perform(performance: Performance, *, modes: Sequence[str], json_lines: bool)
     if not json_lines:
         from sanctum.cli._view import RunView
 
-        view = RunView(modes=modes)
+        view = RunView(modes=modes, quiet=quiet)
 
     async def drive() -> RunResult:
         async for omen in performance:

@@ -94,11 +94,37 @@ def usage_error_line(error: Any) -> str:
     # Typer's value adapters word a converter's ValueError as "Value error, <text>"
     message = message.replace(": Value error, ", ": ")
     ctx: Any = getattr(error, "ctx", None)
+    root_hint = _root_option_hint(error, ctx)
+    if root_hint:  # click's "Possible options" would point at the wrong ones
+        return f"error: No such option: {error.option_name}; {root_hint}"
     if ctx is not None and ctx.command.get_help_option(ctx) is not None:
         names = ctx.help_option_names
         flag = "--help" if "--help" in names else names[0]
         return f"error: {message} (see `{ctx.command_path} {flag}`)"
     return f"error: {message}"
+
+
+_ROOT_OPTIONS = ("--debug", "--version")
+"""Options of ``sanctum`` itself, which a user may put after the command by mistake."""
+
+
+def _root_option_hint(error: Any, ctx: Any) -> str:
+    """Where a root option given to a subcommand belongs, or "" (any other error).
+
+    ``sanctum run --debug x.yaml`` is refused by click as an unknown option of ``run``;
+    the hint names the form that works: ``sanctum --debug run …``.
+    """
+    name = getattr(error, "option_name", None)
+    if name not in _ROOT_OPTIONS or ctx is None or ctx.parent is None:
+        return ""
+    words = str(ctx.command_path).split()
+    root, command = words[0], " ".join(words[1:])
+    if name == "--version":
+        return f"it is an option of `{root}` itself: `{root} --version`"
+    return (
+        f"it is an option of `{root}` itself: put it before the command "
+        f"(`{root} {name} {command} …`)"
+    )
 
 
 def _one_line_usage_errors() -> None:

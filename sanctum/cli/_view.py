@@ -10,6 +10,7 @@ come from the Omens' own timestamps, so a replayed stream renders identically.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -146,12 +147,22 @@ class RunView:
             the ``omens`` stream mode (``STREAM_MODES["omens"]``: no
             ``SuperstepCompleted``, no tokens). Tokens, retries and spell-call repairs
             are always shown.
-        console: Where to draw (default: stdout, colour and live only on a terminal).
+        console: Where to draw (default: stdout, colour and live only on a terminal;
+            ``NO_COLOR`` set means no animation either, only the permanent lines).
+        quiet: Leave out the final Aether tree (``--quiet``): the status line, the
+            invocation id and, for a pause, the reason and resume command remain.
     """
 
-    def __init__(self, *, modes: Sequence[str] = (), console: Console | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        modes: Sequence[str] = (),
+        console: Console | None = None,
+        quiet: bool = False,
+    ) -> None:
         self.console = console if console is not None else make_console()
         self.modes = frozenset(modes)
+        self.quiet = quiet
         self.superstep = 0
         self.frontier: tuple[str, ...] = ()
         self.running: list[str] = []
@@ -162,7 +173,8 @@ class RunView:
         self._tokens: dict[str, str] = {}
         self._streaming: str | None = None
         self._live: Live | None = None
-        if self.console.is_terminal and not self.console.is_dumb_terminal:
+        animate = not (self.console.no_color or os.environ.get("NO_COLOR"))
+        if animate and self.console.is_terminal and not self.console.is_dumb_terminal:
             self._live = Live(
                 _LiveLine(self),
                 console=self.console,
@@ -353,7 +365,8 @@ class RunView:
             self._open_superstep_line("✗", "failed", "bold red")
         self.stop()
         console = self.console
-        console.print(aether_tree(result.aether))
+        if not self.quiet:
+            console.print(aether_tree(result.aether))
         ident = Text.assemble("invocation ", (printable(result.invocation_id), "bold"))
         if result.status == "done":
             console.print(Text.assemble(("✓ done", "bold green"), "  ", ident))
@@ -392,5 +405,8 @@ def _omen_line(omen: Omen) -> str:
     for bulky in ("aether", "delta"):
         if bulky in data:
             data[bulky] = "…"
+    for timing in ("duration", "delay"):
+        if isinstance(data.get(timing), int | float):
+            data[timing] = duration(data[timing])
     fields = " ".join(f"{k}={short(v, 60)}" for k, v in data.items())
     return f"{printable(name)} {fields}"

@@ -22,7 +22,7 @@ from sanctum.cli import test as test_command
 from sanctum.cli import trace as trace_command
 from sanctum.cli import validate as validate_command
 from sanctum.cli import watch as watch_command
-from sanctum.cli._common import set_debug
+from sanctum.cli._common import ROOT_EPILOG, set_debug
 from sanctum.cli._typer_fixes import SanctumGroup
 from sanctum.cli._typer_fixes import apply as _apply_typer_fixes
 
@@ -37,7 +37,8 @@ app = typer.Typer(
         "Run, resume, stream and trace sanctum rituals — cyclic state graphs of AI "
         "agents written as YAML files."
     ),
-    no_args_is_help=True,
+    epilog=ROOT_EPILOG,
+    invoke_without_command=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -54,6 +55,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -72,8 +74,16 @@ def _root(
         ),
     ] = False,
 ) -> None:
-    """Run, resume, stream and trace sanctum rituals."""
+    """Run, resume, stream and trace sanctum rituals.
+
+    Bare ``sanctum`` (no command) prints this help and exits 0, as ``--help`` does.
+    """
     set_debug(debug)
+    if ctx.invoked_subcommand is None:
+        text = ctx.get_help()  # Typer's rich help prints itself and returns ""
+        if text:
+            typer.echo(text)
+        raise typer.Exit(0)
 
 
 run_command.register(app)
@@ -104,7 +114,31 @@ def main() -> None:
         if callable(reconfigure):
             reconfigure(errors="backslashreplace")
     warnings.showwarning = _show_warning
+    if len(sys.argv) < 2 or not {"--help", "-h"}.isdisjoint(sys.argv[1:]):
+        _quiet_broken_pipe_in_help()
     app(prog_name="sanctum")
+
+
+def _quiet_broken_pipe_in_help() -> None:
+    """Let ``sanctum --help | head -1`` end quietly with 141 (the reader went away).
+
+    rich answers a closed pipe with ``SystemExit(1)``, which would make a help screen
+    cut short by ``head`` look like a failure. Help is drawn by rich anyway, so
+    importing it here costs nothing that help does not pay.
+    """
+    import os
+    import sys
+
+    from rich.console import Console
+
+    from sanctum.cli._common import EXIT_BROKEN_PIPE
+
+    def on_broken_pipe(self: Console) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(EXIT_BROKEN_PIPE)
+
+    Console.on_broken_pipe = on_broken_pipe  # type: ignore[method-assign]
 
 
 def _show_warning(

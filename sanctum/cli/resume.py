@@ -7,11 +7,12 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._cassette import RecordOpt, ReplayOpt
-from sanctum.cli._common import guarded
+from sanctum.cli._common import EXIT_STATUS_HELP, guarded, json_errors, warn_repeated_keys
 from sanctum.cli._options import (
     CodexOpt,
     JsonOpt,
     OracleOpt,
+    QuietOpt,
     StreamOpt,
     TraceOpt,
     check_codex,
@@ -61,32 +62,46 @@ def resume(
     oracle: OracleOpt = None,
     record: RecordOpt = None,
     replay: ReplayOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
     from sanctum.cli._perform import perform
 
-    modes = split_modes(stream)
-    check_codex(codex)
-    values: dict[str, object] = {}
-    if update_file is not None:
-        values.update(api.load_input_file(update_file))
-    values.update(api.parse_input_pairs(updates or [], option="--update", raw=True))
-    performance = api.resume(
-        invocation,
-        updates=values,
-        seal_id=seal,
-        force=force,
-        codex=codex,
-        trace_path=trace,
-        modes=_api_modes(modes, json_lines),
-        oracles=api.parse_oracle_overrides(oracle or []),
-        record=record,
-        replay=replay,
-    )
-    perform(performance, modes=modes, json_lines=json_lines)
+    with json_errors(json_lines):
+        modes = split_modes(stream)
+        check_codex(codex)
+        values: dict[str, object] = {}
+        if update_file is not None:
+            values.update(api.load_input_file(update_file))
+        warn_repeated_keys(updates or [], "--update")
+        values.update(api.parse_input_pairs(updates or [], option="--update", raw=True))
+        performance = api.resume(
+            invocation,
+            updates=values,
+            seal_id=seal,
+            force=force,
+            codex=codex,
+            trace_path=trace,
+            modes=_api_modes(modes, json_lines),
+            oracles=api.parse_oracle_overrides(oracle or []),
+            record=record,
+            replay=replay,
+        )
+        perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
 
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum resume`` to the root app."""
-    app.command("resume")(resume)
+    app.command("resume", epilog=RESUME_EPILOG)(resume)
+
+
+RESUME_EPILOG = f"""\
+Examples:
+  sanctum resume --invocation t-1 --update approved=true
+  sanctum resume --invocation t-1 --update-file answers.yaml --quiet
+  sanctum resume --invocation t-1 --seal 9c34e93a      (a unique prefix of a seal id)
+  sanctum resume --invocation t-1 --force              (the ritual file changed since)
+
+{EXIT_STATUS_HELP}"""
+"""The ``sanctum resume --help`` epilog: examples, then the exit statuses."""

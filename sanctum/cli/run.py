@@ -8,11 +8,12 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._cassette import RecordOpt, ReplayOpt
-from sanctum.cli._common import guarded
+from sanctum.cli._common import EXIT_STATUS_HELP, guarded, json_errors, warn_repeated_keys
 from sanctum.cli._options import (
     CodexOpt,
     JsonOpt,
     OracleOpt,
+    QuietOpt,
     StreamOpt,
     TraceOpt,
     check_codex,
@@ -60,29 +61,32 @@ def run(
     oracle: OracleOpt = None,
     record: RecordOpt = None,
     replay: ReplayOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
     from sanctum.cli._perform import perform
 
-    modes = split_modes(stream)
-    check_codex(codex)
-    values: dict[str, object] = {}
-    if input_file is not None:
-        values.update(api.load_input_file(input_file))
-    values.update(api.parse_input_pairs(inputs or [], raw=True))
-    performance = api.run(
-        ritual,
-        values,
-        codex=codex,
-        invocation_id=invocation,
-        trace_path=trace,
-        modes=_api_modes(modes, json_lines),
-        oracles=api.parse_oracle_overrides(oracle or []),
-        record=record,
-        replay=replay,
-    )
-    perform(performance, modes=modes, json_lines=json_lines)
+    with json_errors(json_lines):
+        modes = split_modes(stream)
+        check_codex(codex)
+        values: dict[str, object] = {}
+        if input_file is not None:
+            values.update(api.load_input_file(input_file))
+        warn_repeated_keys(inputs or [], "--input")
+        values.update(api.parse_input_pairs(inputs or [], raw=True))
+        performance = api.run(
+            ritual,
+            values,
+            codex=codex,
+            invocation_id=invocation,
+            trace_path=trace,
+            modes=_api_modes(modes, json_lines),
+            oracles=api.parse_oracle_overrides(oracle or []),
+            record=record,
+            replay=replay,
+        )
+        perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
 
 def _api_modes(modes: list[str], json_lines: bool) -> list[str]:
@@ -94,4 +98,16 @@ def _api_modes(modes: list[str], json_lines: bool) -> list[str]:
 
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum run`` to the root app."""
-    app.command("run")(run)
+    app.command("run", epilog=RUN_EPILOG)(run)
+
+
+RUN_EPILOG = f"""\
+Examples:
+  sanctum run rituals/hello.yaml --input name=Ada
+  sanctum run rituals/collatz.yaml --input n=27 --quiet
+  sanctum run rituals/triage.yaml --input-file ticket.json --invocation t-1
+  sanctum run rituals/hello.yaml --json --stream updates,tokens | jq .
+  sanctum --debug run x.yaml      (tracebacks: --debug goes before the command)
+
+{EXIT_STATUS_HELP}"""
+"""The ``sanctum run --help`` epilog: examples, then the exit statuses."""
