@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded, make_console, print_json_line
-from sanctum.cli._options import CodexOpt, JsonOpt, check_codex
+from sanctum.cli._options import CodexOpt, check_codex
 
 __all__ = ["invocations", "register"]
 
@@ -18,7 +18,27 @@ def invocations(
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, help="How many to show, newest first.")
     ] = 20,
-    json_lines: JsonOpt = False,
+    json_lines: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help=(
+                "Print one object per invocation, newest first: invocation_id, ritual, "
+                "status, supersteps, seals, frontier, updated, reason."
+            ),
+        ),
+    ] = False,
+    status: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--status",
+            metavar="STATUS",
+            help=(
+                "Only invocations in this status: running, paused, done, failed or "
+                "incomplete (stopped by a signal or a crash). Repeat or comma-separate."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """List recent invocations: id, ritual, status, supersteps, last update."""
     import asyncio
@@ -27,18 +47,67 @@ def invocations(
     from sanctum.cli._tables import invocation_row, invocations_table, print_table
 
     check_codex(codex)
-    summaries = asyncio.run(list_invocations(codex, limit=limit))
+    wanted = _statuses(status)
+    if wanted:  # filter the whole index, then keep the newest `limit`
+        everything = asyncio.run(list_invocations(codex, limit=_ALL))
+        summaries = [s for s in everything if s.status in wanted][:limit]
+    else:
+        summaries = asyncio.run(list_invocations(codex, limit=limit))
     if json_lines:
         for summary in summaries:
             print_json_line(invocation_row(summary))
         return
     console = make_console()
+    if not summaries and wanted:
+        console.print(f"no {' or '.join(sorted(wanted))} invocations in this codex")
+        return
     if not summaries:
         console.print("no invocations yet; start one with `sanctum run RITUAL.yaml`")
         return
     print_table(console, invocations_table(summaries, console.width))
 
 
+STATUSES = ("running", "paused", "done", "failed", "incomplete")
+"""What ``--status`` accepts (:attr:`sanctum.codex.base.InvocationSummary.status`)."""
+
+_ALL = 2**31 - 1
+"""The limit that lists every invocation (a filter must see them all)."""
+
+
+def _statuses(values: list[str] | None) -> set[str]:
+    """The ``--status`` values, repeated or comma-separated, each checked.
+
+    Raises:
+        typer.BadParameter: For a status that is none of :data:`STATUSES` (exit 2).
+    """
+    import difflib
+
+    wanted: set[str] = set()
+    for value in values or []:
+        for part in value.split(","):
+            word = part.strip().lower()
+            if not word:
+                continue
+            if word not in STATUSES:
+                close = difflib.get_close_matches(word, STATUSES, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise typer.BadParameter(
+                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(STATUSES)})",
+                    param_hint="--status",
+                )
+            wanted.add(word)
+    return wanted
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum invocations`` to the root app."""
-    app.command("invocations")(invocations)
+    app.command("invocations", epilog=INVOCATIONS_EPILOG)(invocations)
+
+
+INVOCATIONS_EPILOG = """\
+Examples:
+  sanctum invocations --status paused          (what waits for an answer)
+  sanctum invocations --status incomplete -n 5
+  sanctum invocations --json | jq -r .invocation_id
+  sanctum seals --invocation ID                (one invocation's history)"""
+"""The ``sanctum invocations --help`` epilog."""

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from sanctum.cli._common import guarded, make_console, print_json_line
-from sanctum.cli._options import CodexOpt, JsonOpt, check_codex
+from sanctum.cli._options import CodexOpt, check_codex
 
 __all__ = ["register", "seals"]
 
@@ -18,7 +18,16 @@ def seals(
         str, typer.Option("--invocation", metavar="ID", help="The invocation to inspect.")
     ],
     codex: CodexOpt = None,
-    json_lines: JsonOpt = False,
+    json_lines: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help=(
+                "Print one object per Seal, oldest first: seal_id, superstep, time, "
+                "frontier, interrupt (add --values for each Seal's Aether)."
+            ),
+        ),
+    ] = False,
     values: Annotated[
         bool, typer.Option("--values", help="With --json, include each Seal's full Aether.")
     ] = False,
@@ -30,6 +39,12 @@ def seals(
     from sanctum.cli._tables import print_table, seal_row, seals_table
 
     check_codex(codex)
+    if values and not json_lines:
+        typer.echo(
+            "warning: --values needs --json (the table shows no values); add --json to "
+            "see each Seal's Aether",
+            err=True,
+        )
     if json_lines:
 
         async def stream() -> None:  # one Seal's values in memory at a time
