@@ -212,6 +212,7 @@ class Performance:
                     dict(seal.aether) if seal is not None else dict(last_aether),
                     reason=pause.reason,
                     sigil=pause.sigil,
+                    reasons=dict(pause.reasons) or None,
                     seal_id=pause.seal_id or (seal.seal_id if seal else None),
                 )
                 return
@@ -226,6 +227,7 @@ class Performance:
                     dict(snapshot),
                     error=_failure_message(failure, self.ritual_path),
                     error_type=type(failure).__name__,
+                    traceback=_user_traceback(failure),
                     sigil=getattr(failure, "sigil", None),
                 )
                 return
@@ -321,6 +323,52 @@ def _is_default_store(store: Codex) -> bool:
     if not isinstance(path, Path):
         return False
     return path.resolve() == (Path.cwd() / DEFAULT_CODEX_PATH).resolve()
+
+
+def _user_traceback(failure: BaseException) -> str | None:
+    """The ritual code's own frames of a failure (masked by ``_result``), or None."""
+    from sanctum.codex.claims import user_traceback
+
+    return user_traceback(failure)
+
+
+async def _check_claimable(store: Codex, invocation_id: str) -> None:
+    """Refuse, before anything runs, an invocation another live call is running.
+
+    Raises:
+        SealError: If a live call holds ``invocation_id``.
+    """
+    from sanctum.codex.claims import describe_holder
+
+    holder = await store.holder(invocation_id)
+    if holder is not None:
+        raise SealError(
+            f"invocation {invocation_id!r} is being run by another call: "
+            f"{describe_holder(holder)}; nothing was run. Wait for it to finish or pause "
+            f"(`sanctum invocations` shows it as running), then resume again",
+            invocation_id=invocation_id,
+        )
+
+
+def _refuse_done(seal: Seal, invocation_id: str, codex_url: str | None) -> None:
+    """Refuse to resume a finished invocation; show how to branch from one of its Seals.
+
+    Raises:
+        SealError: Always.
+    """
+    import shlex
+
+    codex = f" --codex {shlex.quote(codex_url)}" if codex_url else ""
+    ident = shlex.quote(invocation_id)
+    raise SealError(
+        f"invocation {invocation_id!r} is done (its last seal {seal.seal_id} reached END at "
+        f"superstep {seal.superstep}); nothing was resumed, and its history stays as it is. "
+        f"To run part of it again, branch from one of its seals: list them with `sanctum "
+        f"seals --invocation {ident}{codex}`, then `sanctum resume --invocation {ident} "
+        f"--seal SEAL_ID{codex}` (with --update KEY=VALUE to change values)",
+        invocation_id=invocation_id,
+        seal_id=seal.seal_id,
+    )
 
 
 def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
@@ -559,6 +607,7 @@ def run(
         performance._add_secrets(more=ritual_secrets(spec))
         checked = check_inputs(spec, given)
         store = performance.open_store(spec.codex)
+        await _check_claimable(store, performance.invocation_id)
         existing = await store.latest_seal_id(performance.invocation_id)
         if existing is not None:
             raise SealError(
@@ -657,6 +706,9 @@ def resume(
                     "`sanctum invocations`",
                     invocation_id=invocation_id,
                 )
+        if seal_id is None and all(name == "__end__" for name in seal.frontier):
+            _refuse_done(seal, invocation_id, performance.codex_url)
+        await _check_claimable(store, invocation_id)
         path = _ritual_from_seal(seal, invocation_id, force=force)
         performance.ritual_path = path
         spec = load_ritual(path)

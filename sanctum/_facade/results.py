@@ -93,7 +93,10 @@ class RunResult:
     ``"failed"``; ``aether`` the final Aether (state dict) — for a pause, the Aether of
     the pause's Seal; for a failure, the last known one. ``reason`` and ``sigil`` say
     why and where a pause happened; ``seal_id`` the Seal to resume from; ``error`` and
-    ``error_type`` describe a failure; ``ritual`` is the ritual file's path;
+    ``error_type`` describe a failure (``traceback``: the ritual code's own frames of
+    it, masked like the message, or None); ``reasons`` maps every sigil that paused in
+    the superstep to its reason (``reason``/``sigil`` are the first's); ``ritual`` is
+    the ritual file's path;
     ``codex_url`` the store a resume must name (``"memory:"`` makes the result
     :attr:`ephemeral`: no other process can resume it, and ``to_dict()["resume"]`` is
     None; None here means the default codex, which ``to_dict()`` writes as
@@ -113,6 +116,8 @@ class RunResult:
     error: str | None = None
     error_type: str | None = None
     codex_url: str | None = None
+    reasons: Mapping[str, str] | None = None
+    traceback: str | None = None
 
     @property
     def resume_command(self) -> str:

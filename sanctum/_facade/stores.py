@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,9 +144,15 @@ async def list_invocations(
     store, owned = _store(codex)
     try:
         try:
-            return await store.invocations(limit)
+            found = await store.invocations(limit)
         except NotImplementedError as exc:
             raise SealError(str(exc)) from exc
+        out = []
+        for summary in found:  # one that stopped without a record may still be running
+            if summary.status == "incomplete" and await store.holder(summary.invocation_id):
+                summary = dataclasses.replace(summary, running=True)
+            out.append(summary)
+        return out
     finally:
         if owned:
             await store.aclose()

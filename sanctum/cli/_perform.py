@@ -15,6 +15,7 @@ import typer
 
 from sanctum.cli._common import (
     EPHEMERAL_NOTE,
+    EXIT_BROKEN_PIPE,
     EXIT_CTRL_C,
     EXIT_DONE,
     EXIT_FAILED,
@@ -30,6 +31,17 @@ if TYPE_CHECKING:
 __all__ = ["perform"]
 
 _EXIT = {"done": EXIT_DONE, "failed": EXIT_FAILED, "paused": EXIT_PAUSED}
+
+_SIGNAL_NAMES = {2: "Ctrl-C", 15: "SIGTERM", 1: "SIGHUP"}
+"""How a stop names the signal (SIGINT is Ctrl-C); the exit status is 128 + its number."""
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop by SIGTERM or SIGHUP, handled like Ctrl-C; ``signum`` names the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 _T = TypeVar("_T")
@@ -68,28 +80,48 @@ def perform(
 
     try:
         result = run_interruptibly(drive)
-    except KeyboardInterrupt:
+    except BrokenPipeError:
+        # the reader of stdout went away (`sanctum run ... | head -1`): stop, say so once
+        import os
+        import sys
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        typer.echo(
+            f"stdout was closed; stopped invocation {performance.invocation_id}"
+            + (
+                f"; resume it with: {_resume(performance)}"
+                if performance.codex_url != "memory:"
+                else f" ({EPHEMERAL_NOTE})"
+            ),
+            err=True,
+        )
+        raise typer.Exit(EXIT_BROKEN_PIPE) from None
+    except KeyboardInterrupt as stop:
         if view is not None:
             view.stop()
+        signum = getattr(stop, "signum", None)
+        by = _SIGNAL_NAMES.get(signum, "Ctrl-C") if signum is not None else "Ctrl-C"
+        code = 128 + signum if signum is not None else EXIT_CTRL_C
         if performance.codex_url == "memory:":
             typer.echo(
-                f"stopped by Ctrl-C; invocation {performance.invocation_id} is {EPHEMERAL_NOTE}",
+                f"stopped by {by}; invocation {performance.invocation_id} is {EPHEMERAL_NOTE}",
                 err=True,
             )
         elif not performance.sealed:
             typer.echo(
-                f"stopped by Ctrl-C before the first Seal; invocation "
+                f"stopped by {by} before the first Seal; invocation "
                 f"{performance.invocation_id} left nothing to resume, so the run must start "
                 "again",
                 err=True,
             )
         else:
             typer.echo(
-                f"stopped by Ctrl-C; invocation {performance.invocation_id} stays resumable "
+                f"stopped by {by}; invocation {performance.invocation_id} stays resumable "
                 f"from its last Seal: {_resume(performance)}",
                 err=True,
             )
-        raise typer.Exit(EXIT_CTRL_C) from None
+        raise typer.Exit(code) from None
     except BaseException:
         if view is not None:
             view.stop()
@@ -99,17 +131,27 @@ def perform(
     else:
         print_json_line(result.to_dict())
     if result.status == "failed":
+        from sanctum.cli._common import is_debug
+
+        if result.traceback and is_debug():  # the ritual code's own frames
+            typer.echo(printable(result.traceback, lines=True), err=True)
         typer.echo(f"error: {printable(result.error, lines=True)}", err=True)
     elif result.status == "paused" and json_lines:
+        reason = _reasons_text(result)
         if result.ephemeral:
-            typer.echo(
-                f"paused: {printable(result.reason, lines=True)}\n{EPHEMERAL_NOTE}", err=True
-            )
+            typer.echo(f"paused: {reason}\n{EPHEMERAL_NOTE}", err=True)
         else:
-            reason = printable(result.reason, lines=True)
             command = printable(result.resume_command)
             typer.echo(f"paused: {reason}\nresume with: {command}", err=True)
     raise typer.Exit(_EXIT[result.status])
+
+
+def _reasons_text(result: RunResult) -> str:
+    """The pause's reason, or every sigil's (``a: ...; b: ...``) when several paused."""
+    reasons = dict(result.reasons or {})
+    if len(reasons) > 1:
+        return "; ".join(f"{printable(k)}: {printable(v, lines=True)}" for k, v in reasons.items())
+    return printable(result.reason, lines=True)
 
 
 def _resume(performance: Performance) -> str:
@@ -130,8 +172,12 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
     the ``KeyboardInterrupt`` is raised afterwards, once the loop is closed (deferred,
     never lost). A second Ctrl-C raises at once, the way out of a shutdown that hangs.
 
+    SIGTERM and SIGHUP are handled the same way; what is raised then is a
+    :class:`Stopped` (a ``KeyboardInterrupt``) whose ``signum`` names the signal.
+
     Raises:
-        KeyboardInterrupt: When Ctrl-C was pressed at any moment of the call.
+        KeyboardInterrupt: When Ctrl-C was pressed (or SIGTERM/SIGHUP arrived, as
+            :class:`Stopped`) at any moment of the call.
     """
     import signal
     import threading
@@ -140,6 +186,7 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
         return asyncio.run(make())
 
     interrupts = 0
+    stopped_by: int | None = None
     main_task: asyncio.Task[_T] | None = None
     loop: asyncio.AbstractEventLoop | None = None
 
@@ -148,11 +195,20 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
         for task in asyncio.all_tasks(loop):
             task.cancel()
 
-    def on_sigint(_signum: int, _frame: object) -> None:
-        nonlocal interrupts
+    def stop() -> KeyboardInterrupt:
+        return (
+            Stopped(stopped_by)
+            if stopped_by not in (None, signal.SIGINT)
+            else (KeyboardInterrupt())
+        )
+
+    def on_sigint(signum: int, _frame: object) -> None:
+        nonlocal interrupts, stopped_by
         interrupts += 1
+        if stopped_by is None:
+            stopped_by = signum
         if interrupts > 1:
-            raise KeyboardInterrupt
+            raise stop()
         if loop is not None and main_task is not None and not main_task.done():
             # Every task, not just the main one: a stream's scheduler runs as its own
             # task, and this callback is queued (from inside a running Sigil) ahead of
@@ -167,7 +223,13 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
             raise asyncio.CancelledError
         return await make()
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    # SIGTERM and SIGHUP stop the run as Ctrl-C does (exit status 128 + the signal)
+    caught = [
+        signal.SIGINT,
+        signal.SIGTERM,
+        *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+    ]
+    previous = {signum: signal.signal(signum, on_sigint) for signum in caught}
     try:
         with asyncio.Runner() as runner:
             loop = runner.get_loop()
@@ -175,10 +237,11 @@ def run_interruptibly(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
                 result = runner.run(main())
             except asyncio.CancelledError:
                 if interrupts:
-                    raise KeyboardInterrupt from None
+                    raise stop() from None
                 raise
     finally:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
     if interrupts:  # it came after the coroutine finished: deferred, never lost
-        raise KeyboardInterrupt
+        raise stop()
     return result

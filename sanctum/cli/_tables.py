@@ -73,7 +73,14 @@ def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
         "frontier": list(summary.frontier),
         "updated": summary.updated,
         "reason": interrupt.get("reason") if isinstance(interrupt, Mapping) else None,
+        "failure": _failure_of(summary.metadata),
     }
+
+
+def _failure_of(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The failure record a Seal holds (type, message, traceback...), or None."""
+    record = metadata.get("failure")
+    return dict(record) if isinstance(record, Mapping) else None
 
 
 def invocations_table(summaries: Sequence[InvocationSummary], width: int = 80) -> Table:
@@ -83,7 +90,13 @@ def invocations_table(summaries: Sequence[InvocationSummary], width: int = 80) -
     ritual, steps and status columns are dropped (in that order) when ``width``
     (columns) is too narrow for them.
     """
-    colours = {"done": "green", "paused": "yellow", "incomplete": "red"}
+    colours = {
+        "done": "green",
+        "paused": "yellow",
+        "failed": "red",
+        "incomplete": "red",
+        "running": "cyan",
+    }
     columns = [
         _Column("invocation", [s.invocation_id for s in summaries], style="bold"),
         _Column("status", [s.status for s in summaries], drop=3),
@@ -123,9 +136,14 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
     for seal in seals:
         interrupt = seal.interrupt
         reason = ""
-        if interrupt is not None:
-            reason = f"{interrupt.get('sigil', '')}: {interrupt.get('reason', '')}"
-            reason = " ".join(reason.split())
+        failure = _failure_of(seal.metadata)
+        if interrupt is not None or failure is not None:
+            if failure is not None:
+                reason = f"failed: {failure.get('type', '')}: {failure.get('message', '')}"
+            else:
+                assert interrupt is not None
+                reason = f"{interrupt.get('sigil', '')}: {interrupt.get('reason', '')}"
+            reason = printable(" ".join(reason.split()))
             reason = reason if len(reason) <= 40 else reason[:39] + "…"
         reasons.append(reason)
     columns = [
@@ -141,7 +159,10 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
         ),
         _Column("interrupt", reasons, drop=1, shrink_to=12),
     ]
-    row_styles = ["yellow" if seal.interrupt is not None else None for seal in seals]
+    row_styles = [
+        "yellow" if seal.interrupt is not None else "red" if _failure_of(seal.metadata) else None
+        for seal in seals
+    ]
     return _fitted_table(f"Seals of {printable(invocation_id)}", columns, None, width, row_styles)
 
 

@@ -375,8 +375,14 @@ class RunView:
         else:
             where = f" at {printable(result.sigil)}" if result.sigil else ""
             console.print(Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident))
-            reason = printable(result.reason, lines=True) if result.reason else "(none given)"
-            console.print(Text.assemble(("reason: ", "bold"), reason))
+            reasons = dict(result.reasons or {})
+            if len(reasons) > 1:  # several sigils paused together: one resume answers all
+                for sigil, said in reasons.items():
+                    text = printable(said, lines=True) if said else "(none given)"
+                    console.print(Text.assemble((f"reason ({printable(sigil)}): ", "bold"), text))
+            else:
+                reason = printable(result.reason, lines=True) if result.reason else "(none given)"
+                console.print(Text.assemble(("reason: ", "bold"), reason))
             if result.ephemeral:
                 console.print(Text(EPHEMERAL_NOTE, style="yellow"), soft_wrap=True)
                 return

@@ -114,11 +114,13 @@ class InvocationSummary:
     frontier: tuple[str, ...]
     updated: float
     metadata: Mapping[str, Any]
+    running: bool = False
+    """Whether a live call holds the Invocation (filled in by ``sanctum.api``)."""
 
     @property
     def status(self) -> str:
         """``running``, ``paused``, ``done``, ``failed`` or ``incomplete`` (see above)."""
-        return seal_status(self.metadata, self.frontier)
+        return seal_status(self.metadata, self.frontier, running=self.running)
 
 
 _JSON_SCALARS = (str, int, bool, type(None))

@@ -178,11 +178,15 @@ def _interrupt(chronicle: Chronicle, error: BaseException | None) -> Entry | Non
 
 
 def _failure(error: BaseException) -> Entry:
+    from sanctum.codex.claims import user_traceback
+
     sigil = getattr(error, "sigil", None)
+    trace = user_traceback(error)
     return {
         "type": type(error).__name__,
         "message": jsonable(str(error)),
         "sigil": jsonable(sigil) if sigil is not None else None,
+        "traceback": jsonable(trace) if trace is not None else None,
     }
 
 
