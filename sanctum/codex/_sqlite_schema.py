@@ -5,7 +5,14 @@ Migrations are plain functions applied in order, each recorded by name in
 exactly which schema steps it went through. A file that records a migration this
 version does not know was written by a newer sanctum and is refused rather than
 guessed at; a SQLite file holding other tables and no ``sanctum_migrations`` belongs
-to someone else and is never written to.
+to someone else and is never written to, nor is a file that fails ``PRAGMA
+quick_check`` when opened for writing.
+
+Readers open the file apart (:func:`open_read_only`: a ``mode=ro`` URI, so they take no
+write lock and work on read-only media), and every SQLite failure is told apart by
+:func:`sqlite_failure`: a full disk, a read-only file, folder or filesystem, a write
+lock held by another process (naming it when it can be found), a file that is not a
+SQLite database, and a damaged one.
 """
 
 from __future__ import annotations
@@ -14,10 +21,15 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote
 
-from sanctum.errors import SealError
+from sanctum.errors import CodexUnavailableError, SealError
 
-__all__ = ["MIGRATIONS", "open_codex_file"]
+__all__ = ["MIGRATIONS", "holders", "open_codex_file", "open_read_only", "sqlite_failure"]
+
+_BUSY, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 8, 10, 11, 13, 14, 26
+"""Primary SQLite result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -148,6 +160,219 @@ def _refuse(path: str, problem: str, fix: str = _FIX) -> SealError:
     return SealError(f"cannot open the codex {path}: {problem}. {fix}", location=path)
 
 
+def _read_only_fs(folder: str) -> bool:
+    try:
+        return bool(os.statvfs(folder or ".").f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def _disk_full(path: str) -> bool:
+    """Whether the filesystem holding ``path`` has (almost) no room left."""
+    try:
+        stats = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
+def _read_only_part(path: str) -> str | None:
+    """What makes ``path`` unwritable, in words (None when it looks writable)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if _read_only_fs(folder):
+        return "it is on a read-only filesystem"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if not os.access(folder, os.W_OK):
+        return (
+            f"its folder {folder} is read-only (SQLite writes its -wal and -shm files "
+            "beside the codex)"
+        )
+    return None
+
+
+def holders(path: str) -> list[str]:
+    """Other processes that have the codex (or its -wal or -shm file) open.
+
+    Linux only (reads ``/proc/*/fd``); empty elsewhere or when nothing is found. Each
+    entry reads ``pid 1234 (sanctum run ritual.yaml)``.
+    """
+    wanted = {os.path.realpath(path + suffix) for suffix in ("", "-wal", "-shm")}
+    found: list[str] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            links = {os.readlink(fd) for fd in (entry / "fd").iterdir()}
+        except OSError:
+            continue
+        if links & wanted:
+            try:
+                raw = (entry / "cmdline").read_bytes().split(b"\0")
+                words = [Path(raw[0].decode(errors="replace")).name] + [
+                    w.decode(errors="replace") for w in raw[1:4] if w
+                ]
+                command = " ".join(words)
+            except OSError:
+                command = "?"
+            found.append(f"pid {entry.name} ({command})")
+    return sorted(found)
+
+
+def sqlite_failure(
+    exc: sqlite3.Error,
+    path: str,
+    doing: str,
+    *,
+    invocation_id: str | None = None,
+    busy_timeout: float | None = None,
+) -> SealError:
+    """The SealError for a SQLite failure, told apart by cause, with its fix.
+
+    Args:
+        exc: What sqlite3 raised.
+        path: The codex file.
+        doing: What was being done ("read seals", "write a seal"), for the message.
+        invocation_id: The Invocation concerned, when there is one.
+        busy_timeout: Seconds the lock was waited for (quoted when busy).
+
+    Returns:
+        A :class:`~sanctum.errors.CodexUnavailableError` for a full disk or a write
+        lock another process held too long (the same call may work later); a
+        :class:`~sanctum.errors.SealError` for a read-only file, folder or filesystem,
+        a file that is not a SQLite database, a damaged file, or anything else.
+    """
+    code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+    text = str(exc)
+    where = f"could not {doing} in the codex {path}"
+    if code == _FULL or "disk is full" in text or (code == _IOERR and _disk_full(path)):
+        return CodexUnavailableError(
+            f"{where}: the disk is full ({text}). Free some space and try again; nothing "
+            "was written by this call and every Seal written before is intact.",
+            invocation_id=invocation_id,
+            location=path,
+        )
+    if code == _BUSY or "locked" in text:
+        who = holders(path)
+        held = f" (held by {', '.join(who)})" if who else ""
+        waited = f" for {busy_timeout:g} s" if busy_timeout is not None else ""
+        return CodexUnavailableError(
+            f"{where}: another process holds its write lock{held}; waited{waited}. Wait "
+            "for it to finish (or stop it) and try again, or raise busy_timeout.",
+            invocation_id=invocation_id,
+            location=path,
+        )
+    unwritable = _read_only_part(path) if code in (_READONLY, _CANTOPEN) else None
+    if unwritable is not None or code == _READONLY:
+        why = unwritable or "SQLite opened it read-only"
+        return SealError(
+            f"{where}: {why} ({text}). Reading it still works (sanctum seals, "
+            "invocations); to write, copy it to writable storage and point --codex at "
+            "the copy.",
+            invocation_id=invocation_id,
+            location=path,
+        )
+    if code == _NOTADB:
+        return SealError(
+            f"{where}: it is not a SQLite database ({text}); nothing was written to it. "
+            "Point the codex at another file (e.g. --codex .sanctum/codex.db), or, if it "
+            "was a codex whose header got damaged, restore it from a backup.",
+            invocation_id=invocation_id,
+            location=path,
+        )
+    if code == _CORRUPT:
+        return SealError(
+            f"{where}: the file is damaged ({text}); nothing was written to it. Restore it "
+            "from a backup (seals that still read can be listed with sanctum seals), or "
+            "move it aside and start a new codex.",
+            invocation_id=invocation_id,
+            location=path,
+        )
+    return SealError(
+        f"{where}: {text}. Check the file, its folder and the disk.",
+        invocation_id=invocation_id,
+        location=path,
+    )
+
+
+def open_read_only(path: str, *, busy_timeout: float) -> sqlite3.Connection | None:
+    """Open a codex file for reading only: no write lock, never a write.
+
+    A ``mode=ro`` URI; on read-only media or in a read-only folder, where SQLite cannot
+    create the ``-shm`` file a WAL reader needs, ``immutable=1`` (nobody can write
+    there either).
+
+    Args:
+        path: The codex file (it must exist).
+        busy_timeout: Seconds to wait while a writer checkpoints.
+
+    Returns:
+        The connection, or None when the file's schema needs an upgrade first (only a
+        writable open can apply it).
+
+    Raises:
+        SealError: If the file cannot be opened, is not a SQLite database, belongs to
+            another application, is damaged, or was written by a newer sanctum.
+    """
+    absolute = quote(os.path.abspath(path))
+    try:
+        return _check_readable(_connect_ro(f"file:{absolute}?mode=ro", busy_timeout), path)
+    except sqlite3.Error as exc:
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+        if code not in (_CANTOPEN, _READONLY) or _read_only_part(path) is None:
+            raise sqlite_failure(exc, path, "read seals", busy_timeout=busy_timeout) from None
+    try:
+        db = _connect_ro(f"file:{absolute}?mode=ro&immutable=1", busy_timeout)
+        return _check_readable(db, path)
+    except sqlite3.Error as exc:
+        raise sqlite_failure(exc, path, "read seals", busy_timeout=busy_timeout) from None
+
+
+def _connect_ro(uri: str, busy_timeout: float) -> sqlite3.Connection:
+    return sqlite3.connect(
+        uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+    )
+
+
+def _check_readable(db: sqlite3.Connection, path: str) -> sqlite3.Connection | None:
+    """``db`` when it holds an up-to-date sanctum codex; None when it needs migrating."""
+    try:
+        tables = {
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if "sanctum_migrations" not in tables:
+            if tables:
+                shown = ", ".join(sorted(tables)[:5])
+                raise _refuse(
+                    path,
+                    f"it is a SQLite database of another application (tables: {shown}), not "
+                    "a sanctum codex",
+                    "Point the codex at another file (e.g. --codex .sanctum/codex.db).",
+                )
+            db.close()
+            return None  # an empty file: a writer creates the schema
+        applied = {row[0] for row in db.execute("SELECT name FROM sanctum_migrations")}
+    except BaseException:
+        db.close()
+        raise
+    known = {fn.__name__ for fn in MIGRATIONS}
+    if applied - known:
+        db.close()
+        unknown = ", ".join(sorted(applied - known))
+        raise _refuse(
+            path,
+            f"it was written by a newer sanctum (unknown schema steps: {unknown})",
+            "Upgrade sanctum to open it.",
+        )
+    if known - applied:
+        db.close()
+        return None
+    return db
+
+
 def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqlite3.Connection:
     """Open (creating it, and its folder, when absent) a SqliteCodex file; bring its
     schema up to date.
@@ -181,11 +406,12 @@ def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqli
             path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
     except sqlite3.Error as exc:
-        raise _refuse(
-            path, f"SQLite could not open it ({exc})", "Check the path and its permissions."
-        ) from None
+        raise sqlite_failure(exc, path, "open the file", busy_timeout=busy_timeout) from None
     try:
         _prepare(db, path, synchronous)
+    except sqlite3.Error as exc:
+        db.close()
+        raise sqlite_failure(exc, path, "open the file", busy_timeout=busy_timeout) from None
     except BaseException:
         db.close()
         raise
@@ -193,12 +419,13 @@ def open_codex_file(path: str, *, busy_timeout: float, synchronous: str) -> sqli
 
 
 def _prepare(db: sqlite3.Connection, path: str, synchronous: str) -> None:
-    try:
-        tables = {
-            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-    except sqlite3.DatabaseError as exc:
-        raise _refuse(path, f"it is not a SQLite database or it is damaged ({exc})") from None
+    """Check the file (foreign, damaged) before the first write; migrate it.
+
+    Raises:
+        SealError: A foreign, damaged or newer file.
+        sqlite3.Error: Anything else (the caller tells the causes apart).
+    """
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if tables and "sanctum_migrations" not in tables:
         shown = ", ".join(sorted(tables)[:5])
         raise _refuse(
@@ -207,12 +434,19 @@ def _prepare(db: sqlite3.Connection, path: str, synchronous: str) -> None:
             "sanctum codex; nothing was written to it",
             "Point the codex at another file (e.g. --codex .sanctum/codex.db).",
         )
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(f"PRAGMA synchronous={synchronous}")
-        _migrate(db, path)
-    except sqlite3.DatabaseError as exc:
-        raise _refuse(path, f"its schema could not be read or upgraded ({exc})") from None
+    if tables:
+        # Once per open, before anything is written: a damaged file gets no new Seal.
+        verdict = [str(row[0]) for row in db.execute("PRAGMA quick_check(3)")]
+        if verdict != ["ok"]:
+            raise _refuse(
+                path,
+                f"it is damaged (PRAGMA quick_check: {'; '.join(verdict)[:300]}); nothing "
+                "was written to it. Its intact seals can still be read (sanctum seals)",
+                "Restore it from a backup, or move it aside and start a new codex.",
+            )
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    _migrate(db, path)
 
 
 def _migrate(db: sqlite3.Connection, path: str) -> None:

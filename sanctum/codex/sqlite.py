@@ -45,7 +45,7 @@ from typing import Any
 
 from sanctum.codex._layout import PACK_MARK, Held, row_digest, write_step
 from sanctum.codex._serial import EncodedSeal, encode_seal
-from sanctum.codex._sqlite_schema import open_codex_file
+from sanctum.codex._sqlite_schema import open_codex_file, open_read_only, sqlite_failure
 from sanctum.codex._stored import (
     Values,
     aether_column,
@@ -159,6 +159,7 @@ class SqliteCodex(Codex):
         self._synchronous = synchronous.upper()
         self._busy_timeout = busy_timeout
         self._db: sqlite3.Connection | None = None
+        self._ro: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._latest: OrderedDict[str, _Tip] = OrderedDict()
         self._helds: OrderedDict[tuple[str, str], Helds] = OrderedDict()
@@ -177,17 +178,28 @@ class SqliteCodex(Codex):
             )
         return self._db
 
+    def _reader(self) -> sqlite3.Connection:
+        """The connection reads use: this object's writer when it has written, else a
+        read-only one (``mode=ro``: no write lock, works on read-only media). A file
+        that does not exist yet, or whose schema needs an upgrade, is opened for
+        writing instead (which creates or upgrades it)."""
+        if self._db is not None:
+            return self._db
+        if self._ro is None:
+            if self._location == ":memory:" or not self.path.is_file():
+                return self._conn()
+            self._ro = open_read_only(self._location, busy_timeout=self._busy_timeout)
+            if self._ro is None:
+                return self._conn()
+        return self._ro
+
     def _failed(self, exc: sqlite3.Error, doing: str, invocation_id: str | None) -> SealError:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            fix = "Another process holds the write lock for too long; retry, or raise busy_timeout."
-        elif isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError):
-            fix = "The file may be damaged: restore it from a backup, or point at another file."
-        else:
-            fix = "Check the file, its folder and the disk."
-        return SealError(
-            f"could not {doing} in the codex {self._location}: {exc}. {fix}",
+        return sqlite_failure(
+            exc,
+            self._location,
+            doing,
             invocation_id=invocation_id,
-            location=self._location,
+            busy_timeout=self._busy_timeout,
         )
 
     # ------------------------------------------------------------------ reading
@@ -209,10 +221,13 @@ class SqliteCodex(Codex):
         return rows
 
     def _thaw_rows(
-        self, invocation_id: str, rows: list[tuple[Any, ...]], remember: bool = False
+        self,
+        db: sqlite3.Connection,
+        invocation_id: str,
+        rows: list[tuple[Any, ...]],
+        remember: bool = False,
     ) -> builtins.list[Seal]:
         """Seals from Seal rows; ``remember``: hold their values to chain the next Seal."""
-        db = self._conn()
         refs = [decode_refs(invocation_id, str(row[0]), self._location, row[5]) for row in rows]
         ids: set[int] = set()
         for ref in refs:
@@ -241,7 +256,7 @@ class SqliteCodex(Codex):
         """Seals of the Invocation matching ``where`` (after the key range), one snapshot."""
         with self._lock:
             try:
-                db = self._conn()
+                db = self._reader()
                 db.execute("BEGIN")
                 try:
                     row = db.execute(_NUMBER, (invocation_id,)).fetchone()
@@ -251,7 +266,7 @@ class SqliteCodex(Codex):
                         f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
                         (*_span(int(row[0])), *params),
                     ).fetchall()
-                    return self._thaw_rows(invocation_id, rows, remember)
+                    return self._thaw_rows(db, invocation_id, rows, remember)
                 finally:
                     db.execute("COMMIT")
             except sqlite3.Error as exc:
@@ -281,7 +296,7 @@ class SqliteCodex(Codex):
         they point at — one read snapshot."""
         with self._lock:
             try:
-                db = self._conn()
+                db = self._reader()
                 db.execute("BEGIN")
                 try:
                     row = db.execute(_NUMBER, (invocation_id,)).fetchone()
@@ -327,7 +342,7 @@ class SqliteCodex(Codex):
         """
         with self._lock:
             try:
-                return self._tip(self._conn(), invocation_id)[2]
+                return self._tip(self._reader(), invocation_id)[2]
             except sqlite3.Error as exc:
                 raise self._failed(exc, "read seals", invocation_id) from None
 
@@ -351,7 +366,7 @@ class SqliteCodex(Codex):
         with self._lock:
             try:
                 rows = (
-                    self._conn()
+                    self._reader()
                     .execute(
                         f"SELECT i.invocation_id, s.key & {_SEQ_MASK}, s.superstep, s.frontier, "
                         "s.timestamp, s.metadata, s.seal_id FROM sanctum_invocations AS i "
@@ -611,5 +626,8 @@ class SqliteCodex(Codex):
             if self._db is not None:
                 self._db.close()
                 self._db = None
+            if self._ro is not None:
+                self._ro.close()
+                self._ro = None
             self._latest.clear()
             self._helds.clear()
