@@ -317,6 +317,31 @@ def _stopped_message(exc: Exception) -> str:
     return f"the run stopped: {text or type(exc).__name__} ({type(exc).__name__})"
 
 
+async def _seal_by_prefix(store: Codex, invocation_id: str, prefix: str) -> str | None:
+    """The one Seal id of ``invocation_id`` that starts with ``prefix``, as git does.
+
+    Returns:
+        The whole id, or None when no Seal id starts with ``prefix``.
+
+    Raises:
+        SealError: When several do (the message lists them).
+    """
+    found = [
+        seal.seal_id
+        async for seal in store.history(invocation_id, values=False)
+        if seal.seal_id.startswith(prefix)
+    ]
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise SealError(
+            f"--seal {prefix!r} is the start of {len(found)} seals of invocation "
+            f"{invocation_id!r} ({shown}); give more of the id",
+            invocation_id=invocation_id,
+            seal_id=prefix,
+        )
+    return found[0] if found else None
+
+
 def _is_default_store(store: Codex) -> bool:
     """Whether ``store`` is the embedded default ``.sanctum/codex.db`` of the working dir."""
     path = getattr(store, "path", None)
@@ -690,6 +715,9 @@ def resume(
         store = performance.open_store()
         if seal_id is not None:
             seal = await store.get_seal(invocation_id, seal_id)
+            if seal is None and seal_id:
+                whole = await _seal_by_prefix(store, invocation_id, seal_id)
+                seal = await store.get_seal(invocation_id, whole) if whole else None
             if seal is None:
                 raise SealError(
                     f"invocation {invocation_id!r} has no seal {seal_id!r}; list its seals "
@@ -726,7 +754,7 @@ def resume(
         if checked:
             call["updates"] = checked
         if seal_id is not None:
-            call["seal_id"] = seal_id
+            call["seal_id"] = seal.seal_id  # the whole id, when a prefix was given
         return rite, call
 
     return Performance(

@@ -281,3 +281,20 @@ def test_seals_values_without_json_is_warned(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert "warning: --values needs --json" in done.stderr
     assert "Seals of g-1" in done.stdout
+
+
+def test_resume_seal_accepts_a_unique_prefix(tmp_path: Path) -> None:
+    write_ritual(tmp_path, "approve.yaml", APPROVE)
+    paused = sanctum(["run", "approve.yaml", "-i", "name=Ada", "--invocation", "a-1"], tmp_path)
+    assert paused.returncode == 3
+    seals = sanctum(["seals", "--invocation", "a-1", "--json"], tmp_path)
+    first = json.loads(seals.stdout.splitlines()[0])["seal_id"]
+    done = sanctum(
+        ["resume", "--invocation", "a-1", "--seal", first[:8], "-u", "answered=true", "--json"],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["status"] == "done"
+    unknown = sanctum(["resume", "--invocation", "a-1", "--seal", "zzzz"], tmp_path)
+    assert unknown.returncode == 2
+    assert "has no seal 'zzzz'" in unknown.stderr
