@@ -70,7 +70,8 @@ def damaged(invocation_id: str, seal_id: str, location: str, problem: str) -> Se
     return SealError(
         f"seal {seal_id!r} of invocation {invocation_id!r} in {location} is damaged: "
         f"{problem}. Nothing was changed. Resume from an earlier, intact seal with "
-        "seal_id=..., or restore the store from a backup.",
+        "`sanctum resume --invocation ID --seal SEAL_ID` (from Python: seal_id=...), or "
+        "restore the store from a backup.",
         invocation_id=invocation_id,
         seal_id=seal_id,
         location=location,
