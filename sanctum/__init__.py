@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
     )
     from sanctum.errors import (
         AetherValidationError,
+        CodexUnavailableError,
         DeltaTypeError,
         ExpressionError,
         FileProblem,
@@ -95,6 +96,7 @@ __all__ = [
     "AetherValidationError",
     "BackoffFn",
     "Codex",
+    "CodexUnavailableError",
     "Conduit",
     "DeltaTypeError",
     "ExpressionError",
@@ -170,6 +172,7 @@ _EXPORTS: dict[str, str] = {
     "START": "sanctum.ritual",
     "SanctumError": "sanctum.errors",
     "Seal": "sanctum.codex.base",
+    "CodexUnavailableError": "sanctum.errors",
     "SealError": "sanctum.errors",
     "SigilExecutionError": "sanctum.errors",
     "SigilJoinError": "sanctum.errors",
