@@ -32,6 +32,8 @@ if typing.TYPE_CHECKING:
     )
     from sanctum.errors import (
         AetherValidationError,
+        CassetteError,
+        CassetteMismatch,
         CodexUnavailableError,
         DeltaTypeError,
         ExpressionError,
@@ -95,6 +97,8 @@ __all__ = [
     "AetherSchema",
     "AetherValidationError",
     "BackoffFn",
+    "CassetteError",
+    "CassetteMismatch",
     "Codex",
     "CodexUnavailableError",
     "Conduit",
@@ -173,6 +177,8 @@ _EXPORTS: dict[str, str] = {
     "SanctumError": "sanctum.errors",
     "Seal": "sanctum.codex.base",
     "CodexUnavailableError": "sanctum.errors",
+    "CassetteError": "sanctum.errors",
+    "CassetteMismatch": "sanctum.errors",
     "SealError": "sanctum.errors",
     "SigilExecutionError": "sanctum.errors",
     "SigilJoinError": "sanctum.errors",
