@@ -47,7 +47,8 @@ async def test_every_interrupt_of_a_superstep_is_collected_and_answered_at_once(
     final = await rite.ainvoke(
         invocation_id="two", updates={"left_answer": "yes", "right_answer": "no"}
     )
-    assert final["left_done"] == "yes" and final["right_done"] == "no"
+    assert final["left_done"] == "yes"
+    assert final["right_done"] == "no"
     assert calls == {"left": 2, "right": 2}  # one round trip: each ran once more
 
 
@@ -80,7 +81,8 @@ async def test_the_recursion_limit_counts_the_supersteps_of_each_call() -> None:
             assert turn == 10
     assert final["heard"] == [f"line {n}" for n in range(1, 11)]
     last = await codex.get("chat")
-    assert last is not None and last.superstep > 8  # numbers continue across resumes
+    assert last is not None
+    assert last.superstep > 8
 
 
 async def test_a_resume_that_spins_names_its_call_and_its_start() -> None:
