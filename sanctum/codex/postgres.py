@@ -208,6 +208,8 @@ class PostgresCodex(Codex):
             )
         elif "does not exist" in lowered:
             fix = "Create the database or user, or point the URL at an existing one."
+        elif not isinstance(exc, self._psycopg.OperationalError | self._psycopg_pool.PoolTimeout):
+            fix = "The server refused the statement; check the schema, or report a sanctum bug."
         else:
             fix = (
                 "Start the server (e.g. pg_ctlcluster <version> main start) or fix the host "

@@ -81,7 +81,7 @@ CASES = [
     Case(
         "dead PostgreSQL",
         ["invocations", "--codex", "postgresql://nobody@127.0.0.1:1/x"],
-        2,
+        1,  # the store is down, not misused: retried, then exit 1
         "PostgreSQL",
     ),
     Case("unknown invocation", ["resume", "--invocation", "ghost"], 2, "unknown invocation"),
