@@ -40,6 +40,7 @@ whole; see docs/persistence.md).
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
@@ -53,6 +54,7 @@ __all__ = [
     "PACK_MARK",
     "TEXT_MARK",
     "Held",
+    "HeldCache",
     "PutRow",
     "Step",
     "chain_digest",
@@ -105,6 +107,48 @@ class Held:
     children: dict[str, Held] | None = None
     base: Any = None
     tail: tuple[str, ...] = ()
+
+
+class HeldCache:
+    """What a writer holds of recent Seals, to chain the next Seal to them.
+
+    Per Invocation, the latest two Seals it wrote or loaded (the one a resume loads
+    and the one written next; the older of two written Seals is never a parent
+    again), for at most ``invocations`` Invocations, the least recently used
+    dropped — so it holds about twice the state of each recent Invocation, however
+    long its history.
+    """
+
+    __slots__ = ("_entries", "_invocations")
+
+    def __init__(self, invocations: int = 32) -> None:
+        self._invocations = invocations
+        self._entries: OrderedDict[str, OrderedDict[str, dict[str, Held]]] = OrderedDict()
+
+    def get(self, invocation_id: str, seal_id: str | None) -> dict[str, Held] | None:
+        """What the Seal ``seal_id`` holds, if remembered."""
+        seals = self._entries.get(invocation_id)
+        if seals is None or seal_id is None:
+            return None
+        return seals.get(seal_id)
+
+    def put(self, invocation_id: str, seal_id: str, held: dict[str, Held]) -> None:
+        """Remember what the Seal ``seal_id`` holds."""
+        entries = self._entries
+        seals = entries.get(invocation_id)
+        if seals is None:
+            seals = entries[invocation_id] = OrderedDict()
+        seals[seal_id] = held
+        seals.move_to_end(seal_id)
+        while len(seals) > 2:
+            seals.popitem(last=False)
+        entries.move_to_end(invocation_id)
+        while len(entries) > self._invocations:
+            entries.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
 
 
 @dataclass(slots=True)

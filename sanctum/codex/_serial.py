@@ -16,6 +16,7 @@ The cost of a put therefore follows the change, not the size of the state; see
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
@@ -288,8 +289,29 @@ def _link(value: Any, held: Held, content: str, mark: str, sep: str, text: str |
     return Step(step_held, body=mark + content, prev=held.ref)
 
 
+def _extend_by_text(value: Any, text: str, held: Held) -> Step | None:
+    """A link when ``text`` extends the stored text ``held.text`` (a small list or
+    string that grew by appending: checked by text, so an edit in place shows)."""
+    base = held.text[:-1] if held.text else ""
+    if len(text) <= len(held.text or "") or not text.startswith(base):
+        return None
+    keep = text if len(text) <= KEEP_TEXT else None
+    if base.startswith("[") and type(value) in (list, tuple) and text[len(base)] == ",":
+        return _link(value, held, text[len(base) + 1 : -1], "", ",", keep)
+    if base.startswith('"') and type(value) is str:
+        return _link(value, held, text[len(base) : -1], TEXT_MARK, "", keep)
+    return None
+
+
 class _Planner:
-    """Plans the Steps of one Seal's values against what the writer holds (one per put)."""
+    """Plans the Steps of one Seal's values against what the writer holds (one per put).
+
+    ``trusted`` (per Conduit): the Seal's ``metadata["writers"]`` says no Sigil wrote
+    the Conduit in this superstep, so the very object the writer stored last is still
+    that value. A written Conduit may hold the same object changed in place (a dict
+    edited and returned), so an unchanged identity proves nothing then; a Seal
+    without ``writers`` (one made by hand) trusts nothing.
+    """
 
     __slots__ = ("invocation_id", "seal")
 
@@ -308,29 +330,37 @@ class _Planner:
         _check_part(self.invocation_id, self.seal, value, where, owner, text)
         return text
 
-    def plan(self, value: Any, held: Held | None, where: str, owner: str) -> Step:
-        """How to store ``value`` given ``held``, what the writer stored before."""
+    def plan(self, value: Any, held: Held | None, where: str, owner: str, trusted: bool) -> Step:
+        """How to store ``value`` given ``held``, what the writer stored before.
+
+        Only values whose text the writer does not keep (over :data:`KEEP_TEXT`
+        characters) take the shortcuts; smaller ones are encoded and compared by text.
+        """
         kind = type(value)
         if kind is int or kind is bool or value is None:
             return _whole(value, _dumps(value), held)
-        stored = held is not None and held.ref is not None
-        if stored and value is held.obj and held.text is None and _size(value) == held.size:  # type: ignore[union-attr]
-            return Step(held)  # type: ignore[arg-type]  # a large value, unchanged
-        if held is not None and held.children is not None and kind is dict:
-            return self.plan_map(value, held, where, owner)
-        if stored and held.children is None:  # type: ignore[union-attr]
+        large = held is not None and held.ref is not None and held.text is None
+        if large:
             assert held is not None
-            if kind is str and type(held.obj) is str:
+            if value is held.obj and (trusted or kind is str) and _size(value) == held.size:
+                return Step(held)  # unchanged
+            if held.children is not None and kind is dict:
+                return self.plan_map(value, held, where, owner)
+            if held.children is None and kind is str and type(held.obj) is str:
                 step = self.extend_text(value, held)
                 if step is not None:
                     return step
-            elif (kind is list or kind is tuple) and isinstance(held.obj, (list, tuple)):
+            elif held.children is None and (kind is list or kind is tuple):
                 step = self.extend_list(value, held, where, owner)
                 if step is not None:
                     return step
         text = self.encode(value, where, owner)
         if kind is dict and len(text) > KEEP_TEXT:
-            return self.plan_map(value, None, where, owner)
+            return self.plan_map(value, None, where, owner, text)
+        if held is not None and held.ref is not None and held.children is None and held.text:
+            step = _extend_by_text(value, text, held)
+            if step is not None:
+                return step
         return _whole(value, text, held)
 
     def extend_text(self, value: str, held: Held) -> Step | None:
@@ -339,43 +369,55 @@ class _Planner:
         if len(value) <= held.size or not value.startswith(old):
             return None
         suffix = encode_basestring_ascii(value[held.size :])[1:-1]
-        text = None
-        if held.text is not None and len(held.text) + len(suffix) <= KEEP_TEXT:
-            text = held.text[:-1] + suffix + '"'
-        return _link(value, held, suffix, TEXT_MARK, "", text)
+        return _link(value, held, suffix, TEXT_MARK, "", None)
 
     def extend_list(
         self, value: list[Any] | tuple[Any, ...], held: Held, where: str, owner: str
     ) -> Step | None:
-        """A list link when ``value`` extends the list ``held`` stored, else None."""
+        """A list link when ``value`` extends the list ``held`` stored, else None.
+
+        The first ``held.size`` items must be the very objects stored: ``value`` is
+        the stored list grown in place, or the append reducer built it from that list,
+        or its items are identical one by one (never merely equal: ``1 == 1.0 ==
+        True`` in Python, but not in JSON).
+        """
         count = held.size
         if len(value) <= count:
             return None
         old = held.obj
-        origin = appended_from(value)
-        if value is not old and (origin is None or origin[0] is not old or origin[1] != count):
-            prefix = value[:count]
-            if type(prefix) is not type(old):
-                prefix, old = list(prefix), list(old)
-            if prefix != old:
-                return None
+        if value is not old:
+            origin = appended_from(value)
+            if origin is None or origin[0] is not old or origin[1] != count:
+                if not isinstance(old, (list, tuple)) or len(old) != count:
+                    return None
+                if not all(map(operator.is_, value, old)):
+                    return None
         added = value[count:]
         items = added if type(added) is list else list(added)
         added_text = self.encode(items, f"{where}[{count}:]", owner)
         suffix = added_text[1:-1]
         if not suffix:
             return None
-        text = None
-        if held.text is not None and len(held.text) + len(suffix) < KEEP_TEXT:
-            text = f"[{suffix}]" if held.text == "[]" else f"{held.text[:-1]},{suffix}]"
-        return _link(value, held, suffix, "", ",", text)
+        return _link(value, held, suffix, "", ",", None)
 
-    def plan_map(self, value: dict[Any, Any], held: Held | None, where: str, owner: str) -> Step:
-        """A map row: each key's value stored on its own (a nested transcript chains)."""
+    def plan_map(
+        self,
+        value: dict[Any, Any],
+        held: Held | None,
+        where: str,
+        owner: str,
+        text: str | None = None,
+    ) -> Step:
+        """A map row: each key's value stored on its own (a nested transcript chains).
+
+        When every child is small (its text kept), the dict is stored whole instead: a
+        map row pays off only when it lets a large child be reused or chained.
+        """
         before = held.children if held is not None else None
         children: list[tuple[str, Step]] = []
         helds: dict[str, Held] = {}
         same = before is not None and len(before) == len(value)
+        small = True
         for key, child in value.items():
             if type(key) is not str:
                 raise _refuse(
@@ -387,11 +429,19 @@ class _Planner:
                     _PLAIN,
                 )
             old = before.get(key) if before is not None else None
-            step = self.plan(child, old, f"{where}.{key}", owner)
+            # a child the Sigil left alone is the very object stored (trusted); one it
+            # changed in place inside a map it returned is the documented blind spot
+            step = self.plan(child, old, f"{where}.{key}", owner, True)
             children.append((key, step))
             helds[key] = step.held
+            small = small and step.held.text is not None
             if same and (step.new_rows() or old is None or ref_text(old) != ref_text(step.held)):
                 same = False
+        if small:
+            if text is None:
+                parts = (f"{encode_basestring_ascii(k)}:{helds[k].text}" for k in helds)
+                text = "{" + ",".join(parts) + "}"
+            return _whole(value, text, None)
         if same and before is not None and list(before) == list(value):
             assert held is not None
             return Step(Held(value, len(value), held.ref, None, helds))
@@ -450,6 +500,8 @@ def encode_seal(
         )
     held = held or {}
     planner = _Planner(invocation_id, seal)
+    writers = seal.metadata.get("writers") if isinstance(seal.metadata, Mapping) else None
+    written = writers if isinstance(writers, Mapping) else None
     values: dict[str, Step] = {}
     for conduit, value in seal.aether.items():
         if not isinstance(conduit, str):
@@ -461,7 +513,8 @@ def encode_seal(
                 repr(conduit),
                 "Use str keys.",
             )
-        values[conduit] = planner.plan(value, held.get(conduit), conduit, conduit)
+        trusted = written is not None and conduit not in written
+        values[conduit] = planner.plan(value, held.get(conduit), conduit, conduit, trusted)
     frontier = seal.frontier
     frontier_text = None
     if isinstance(frontier, (list, tuple)):

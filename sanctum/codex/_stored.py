@@ -101,6 +101,17 @@ def decode_refs(invocation_id: str, seal_id: str, location: str, text: object) -
     return refs
 
 
+def _child_refs(body: object) -> list[int]:
+    """The rows a map row points at, once per key (repeats kept; empty otherwise)."""
+    if not isinstance(body, str) or not body.startswith(MAP_MARK):
+        return []
+    try:
+        refs = json.loads(body[1:])
+    except ValueError:
+        return []
+    return row_refs(refs) if isinstance(refs, dict) else []
+
+
 def child_ids(body: object) -> set[int]:
     """The rows a map row points at (empty for any other row or a damaged body)."""
     if not isinstance(body, str) or not body.startswith(MAP_MARK):
@@ -122,13 +133,14 @@ def _inflate(body: bytes, start: int) -> str:
     return text[1:]
 
 
-def _inflated(parts: list[str | bytes], start: int) -> Iterator[str]:
-    """Each part as text, oldest first (a pack a store keeps deflated, inflated),
-    letting go of each one as it is handed over."""
+def _inflated(parts: list[str | bytes], ids: list[int]) -> Iterator[tuple[int, str]]:
+    """``(row id, text)`` of each part in the order given (a pack a store keeps
+    deflated, inflated), letting go of each one as it is handed over."""
     parts.reverse()
+    ids = ids[::-1]
     while parts:
-        part = parts.pop()
-        yield _inflate(part, start) if type(part) is bytes else part  # type: ignore[misc]
+        part, row_id = parts.pop(), ids.pop()
+        yield row_id, _inflate(part, row_id) if type(part) is bytes else part  # type: ignore[misc]
 
 
 class _Broken(Exception):
@@ -173,7 +185,7 @@ class Values:
                     seen.add(node)
                     uses[node] = uses.get(node, 0) + 1
                     prev, body = self.table[node]
-                    starts.extend(child_ids(body))
+                    starts.extend(_child_refs(body))
                     node = prev
             self.once = {node for node, count in uses.items() if count == 1}
 
@@ -241,6 +253,7 @@ class Values:
             base = ids[run] if run < len(marks) else root_id
         parts.reverse()
         marks.reverse()
+        ids.reverse()
         if not parts:
             value = _parse(body, start)
             size = len(value) if isinstance(value, (list, dict, str)) else -1
@@ -248,7 +261,7 @@ class Values:
         if body.startswith('"') and len(body) >= 2 and body.endswith('"'):
             if any(mark not in (TEXT_MARK, PACK_MARK) for mark in marks):
                 raise _Broken(f"value {start} mixes text and list links")
-            text = "".join([body[:-1], *_inflated(parts, start), '"'])
+            text = "".join([body[:-1], *(part for _id, part in _inflated(parts, ids)), '"'])
             value = _parse(text, start)
             short = text if len(text) <= KEEP_TEXT else None
             return Held(value, len(value), start, short, None, base, tail)
@@ -259,12 +272,12 @@ class Values:
         items = _parse(body, root_id)
         kept: list[str] | None = [] if len(body) <= KEEP_TEXT else None
         size = len(body)
-        texts = _inflated(parts, start)
+        texts = _inflated(parts, ids)
         del parts  # each part is let go of once parsed
-        for part in texts:
+        for row_id, part in texts:
             if not part:
-                raise _Broken(f"value {start} continues its list with nothing")
-            items.extend(_parse(f"[{part}]", start))
+                raise _Broken(f"value {row_id} continues its list with nothing")
+            items.extend(_parse(f"[{part}]", row_id))
             if kept is not None:
                 size += len(part) + 1
                 kept = [*kept, part] if size <= KEEP_TEXT else None

@@ -16,12 +16,11 @@ import builtins
 import copy
 import dataclasses
 import threading
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sanctum.codex._layout import Held, write_step
+from sanctum.codex._layout import Held, HeldCache, write_step
 from sanctum.codex._serial import decode_json, encode_json, encode_seal
 from sanctum.codex._stored import (
     Values,
@@ -43,7 +42,6 @@ from sanctum.errors import SealError
 
 __all__ = ["MemoryCodex"]
 
-_CACHED_SEALS = 64
 _LOCATION = "memory"
 
 
@@ -83,24 +81,17 @@ class MemoryCodex(Codex):
         """Per invocation: seal_id → its entry (the same entries as ``_histories``)."""
         self._rows: dict[int, tuple[int | None, str]] = {}
         """Value rows, the layout every store shares: id → (prev, body)."""
-        self._helds: OrderedDict[tuple[str, str], dict[str, Held]] = OrderedDict()
+        self._helds = HeldCache()
         self._lock = threading.Lock()
         self._order = 0
 
     # ------------------------------------------------------------------ writing
 
-    def _hold(self, invocation_id: str, seal_id: str, held: dict[str, Held]) -> None:
-        helds = self._helds
-        helds[invocation_id, seal_id] = held
-        helds.move_to_end((invocation_id, seal_id))
-        while len(helds) > _CACHED_SEALS:
-            helds.popitem(last=False)
-
     def _held(self, invocation_id: str, parent: str | None) -> dict[str, Held]:
         """What the Seal ``parent`` holds, remembered or rebuilt (a hint: {} if unknown)."""
         if parent is None:
             return {}
-        held = self._helds.get((invocation_id, parent))
+        held = self._helds.get(invocation_id, parent)
         if held is not None:
             return held
         entry = self._by_id.get(invocation_id, {}).get(parent)
@@ -110,7 +101,7 @@ class MemoryCodex(Codex):
             self._thaw(invocation_id, entry, remember=True)
         except SealError:
             return {}
-        return self._helds.get((invocation_id, parent), {})
+        return self._helds.get(invocation_id, parent) or {}
 
     def _put_row(self, body: str, prev: Any) -> int:
         row_id = len(self._rows) + 1
@@ -136,7 +127,7 @@ class MemoryCodex(Codex):
             write_step(step, self._put_row)
         aether = aether_column(encoded.values)
         self._append(invocation_id, seal, check, expected, encoded.metadata, aether, None, history)
-        self._hold(
+        self._helds.put(
             invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}
         )
 
@@ -259,7 +250,7 @@ class MemoryCodex(Codex):
         held: dict[str, Held] | None = {} if remember else None
         seal = thaw_seal(invocation_id, _LOCATION, row, values, held)
         if held is not None:
-            self._hold(invocation_id, entry.seal_id, held)
+            self._helds.put(invocation_id, entry.seal_id, held)
         return seal
 
     async def get(self, invocation_id: str) -> Seal | None:

@@ -31,12 +31,11 @@ import builtins
 import logging
 import re
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeVar
 
-from sanctum.codex._layout import Held, Step, map_body, row_digest
+from sanctum.codex._layout import Held, HeldCache, Step, map_body, row_digest
 from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._stored import (
     Values,
@@ -55,7 +54,6 @@ __all__ = ["PostgresCodex"]
 
 _SCHEMA_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _SEAL_COLUMNS = 'seal_id, superstep, "timestamp", frontier, metadata, aether'
-_CACHED_SEALS = 64
 _MIGRATION_LOCK = 0x5A4E_C700_DEC0
 _PAUSES = (0.05, 0.2, 0.5, 1.0)
 """Seconds between reconnect attempts (the last one repeats until the budget is spent)."""
@@ -184,7 +182,7 @@ class PostgresCodex(Codex):
         self._ready = False
         self._open_lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
-        self._helds: OrderedDict[tuple[str, str], dict[str, Held]] = OrderedDict()
+        self._helds = HeldCache()
 
     def __repr__(self) -> str:
         return f"PostgresCodex({self.location!r}, schema={self.schema!r})"
@@ -419,13 +417,6 @@ class PostgresCodex(Codex):
             pending -= seen
         return rows
 
-    def _hold(self, invocation_id: str, seal_id: str, held: dict[str, Held]) -> None:
-        helds = self._helds
-        helds[invocation_id, seal_id] = held
-        helds.move_to_end((invocation_id, seal_id))
-        while len(helds) > _CACHED_SEALS:
-            helds.popitem(last=False)
-
     async def _read(
         self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
     ) -> builtins.list[Seal]:
@@ -448,7 +439,7 @@ class PostgresCodex(Codex):
             held: dict[str, Held] | None = {} if remember else None
             seal = thaw_seal(invocation_id, self.location, row, values, held)
             if held is not None:
-                self._hold(invocation_id, seal.seal_id, held)
+                self._helds.put(invocation_id, seal.seal_id, held)
             seals.append(seal)
         return seals
 
@@ -550,9 +541,9 @@ class PostgresCodex(Codex):
                 'SELECT i.invocation_id, i.seals, s.seal_id, s.superstep, s."timestamp", '
                 f"s.frontier, s.metadata FROM {s}.sanctum_invocations AS i "
                 f"JOIN {s}.sanctum_seals AS s ON s.seq = i.latest_seq "
-                f"WHERE i.invocation_id NOT LIKE '{LEDGER_PREFIX}%' "  # claim ledgers
+                "WHERE left(i.invocation_id, %s) <> %s "  # not a claim ledger
                 "ORDER BY i.latest_seq DESC LIMIT %s",
-                (max(limit, 0),),
+                (len(LEDGER_PREFIX), LEDGER_PREFIX, max(limit, 0)),
             )
             found: builtins.list[Any] = await cursor.fetchall()
             return found
@@ -584,7 +575,7 @@ class PostgresCodex(Codex):
         """What the Seal ``parent`` holds, remembered or loaded (a hint: {} on trouble)."""
         if parent is None:
             return {}
-        held = self._helds.get((invocation_id, parent))
+        held = self._helds.get(invocation_id, parent)
         if held is not None:
             return held
         try:
@@ -596,7 +587,7 @@ class PostgresCodex(Codex):
             )
         except SealError:
             return {}  # only a hint: the put itself reports real trouble
-        return self._helds.get((invocation_id, parent), {})
+        return self._helds.get(invocation_id, parent) or {}
 
     async def _store_value(self, conn: Any, digest: bytes, prev: int | None, body: str) -> int:
         s = self._s
@@ -698,7 +689,7 @@ class PostgresCodex(Codex):
             ) from None
         except psycopg.IntegrityError as exc:
             raise self._unreachable(exc, invocation_id) from None
-        self._hold(
+        self._helds.put(
             invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}
         )
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sanctum.codex._layout import PACK_MARK, Held, row_digest, write_step
+from sanctum.codex._layout import PACK_MARK, Held, HeldCache, row_digest, write_step
 from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._sqlite_schema import open_codex_file, open_read_only, sqlite_failure
 from sanctum.codex._stored import (
@@ -72,8 +72,6 @@ WITH RECURSIVE chain(id) AS (
 SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
 """
 _CACHED_INVOCATIONS = 32
-_CACHED_SEALS = 64
-"""Seals whose values a SqliteCodex remembers (written or loaded) to chain the next one."""
 _SEQ_BITS = 32
 _SEQ_MASK = (1 << _SEQ_BITS) - 1
 """A Seal's key is ``number << 32 | seq`` (see ``m002_keyed_seals``)."""
@@ -162,7 +160,7 @@ class SqliteCodex(Codex):
         self._ro: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._latest: OrderedDict[str, _Tip] = OrderedDict()
-        self._helds: OrderedDict[tuple[str, str], Helds] = OrderedDict()
+        self._helds = HeldCache()
 
     def __repr__(self) -> str:
         return f"SqliteCodex({str(self.path)!r})"
@@ -239,16 +237,9 @@ class SqliteCodex(Codex):
             held: Helds | None = {} if remember else None
             seal = thaw_seal(invocation_id, self._location, row, values, held)
             if held is not None:
-                self._hold(invocation_id, seal.seal_id, held)
+                self._helds.put(invocation_id, seal.seal_id, held)
             seals.append(seal)
         return seals
-
-    def _hold(self, invocation_id: str, seal_id: str, held: Helds) -> None:
-        helds = self._helds
-        helds[invocation_id, seal_id] = held
-        helds.move_to_end((invocation_id, seal_id))
-        while len(helds) > _CACHED_SEALS:
-            helds.popitem(last=False)
 
     def _read(
         self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
@@ -373,9 +364,9 @@ class SqliteCodex(Codex):
                         "JOIN sanctum_seals AS s ON s.key = (SELECT max(key) FROM sanctum_seals "
                         f"WHERE key BETWEEN i.number << {_SEQ_BITS} "
                         f"AND (i.number << {_SEQ_BITS}) | {_SEQ_MASK}) "
-                        f"WHERE i.invocation_id NOT LIKE '{LEDGER_PREFIX}%' "  # claim ledgers
+                        "WHERE substr(i.invocation_id, 1, ?) <> ? "  # not a claim ledger
                         "ORDER BY s.written DESC LIMIT ?",
-                        (max(limit, 0),),
+                        (len(LEDGER_PREFIX), LEDGER_PREFIX, max(limit, 0)),
                     )
                     .fetchall()
                 )
@@ -407,14 +398,14 @@ class SqliteCodex(Codex):
         """What the Seal ``parent`` holds, remembered or loaded (a hint: {} on trouble)."""
         if parent is None:
             return {}
-        held = self._helds.get((invocation_id, parent))
+        held = self._helds.get(invocation_id, parent)
         if held is not None:
             return held
         try:
             self._read(invocation_id, "AND seal_id = ? LIMIT 1", (parent,), remember=True)
         except SealError:
             return {}  # only a hint: the put itself reports real trouble
-        return self._helds.get((invocation_id, parent), {})
+        return self._helds.get(invocation_id, parent) or {}
 
     def _store_value(
         self, db: sqlite3.Connection, digest: bytes, prev: int | None, body: str
@@ -584,7 +575,7 @@ class SqliteCodex(Codex):
                 ) from None
             except sqlite3.Error as exc:
                 raise self._failed(exc, "write a seal", invocation_id) from None
-            self._hold(
+            self._helds.put(
                 invocation_id,
                 seal.seal_id,
                 {name: step.held for name, step in encoded.values.items()},

@@ -216,3 +216,80 @@ class LongHistoryConformance:
         latest = await codex.get("shared")
         assert latest is not None
         assert dict(latest.aether) == states[-1]
+
+    async def test_values_changed_in_place_and_returned_are_sealed(self, codex: Codex) -> None:
+        """A large dict edited in place and returned, a sliding window kept in place:
+        the same object, the same size, a different value — what the run holds."""
+        task = {"status": "planned", "notes": ["x" * 100] * 60}
+        window = [message(turn) for turn in range(40)]
+
+        def work(aether: dict[str, Any]) -> dict[str, Any]:
+            task, window = aether["task"], aether["window"]
+            task["status"] = f"step {aether['turn']}"
+            window.append(message(100 + aether["turn"]))
+            window.pop(0)
+            return {"task": task, "window": window, "turn": aether["turn"] + 1}
+
+        def route(aether: dict[str, Any]) -> str:
+            return "work" if aether["turn"] < 5 else END
+
+        ritual = Ritual()
+        ritual.add_sigil("work", work)
+        ritual.add_conditional_edge("work", route)
+        ritual.set_entry_point("work")
+        final = await ritual.compile(codex=codex).ainvoke(
+            {"task": task, "window": window, "turn": 0}, invocation_id="inplace"
+        )
+        latest = await codex.get("inplace")
+        assert latest is not None
+        assert latest.aether["task"]["status"] == "step 4" == final["task"]["status"]
+        assert latest.aether["window"] == final["window"]
+        assert latest.aether["window"][0] == message(5)
+
+    async def test_hand_made_seals_reusing_an_edited_list(self, codex: Codex) -> None:
+        notes = [message(turn) for turn in range(60)]
+        first = Seal(aether={"notes": notes}, frontier=("a",), superstep=1)
+        await codex.put("edit", first)
+        notes[0] = message(999)  # edited in place, same length
+        second = Seal(
+            aether={"notes": notes},
+            frontier=("a",),
+            superstep=2,
+            metadata={"parent": first.seal_id},
+        )
+        await codex.put("edit", second)
+        notes.append(message(1000))  # and then grown
+        third = Seal(
+            aether={"notes": notes},
+            frontier=("a",),
+            superstep=3,
+            metadata={"parent": second.seal_id},
+        )
+        await codex.put("edit", third)
+        history = await codex.list("edit")
+        assert history[1].aether["notes"][0] == message(999)
+        assert history[2].aether["notes"] == notes
+
+    async def test_equal_but_differently_typed_items_are_not_taken_as_a_prefix(
+        self, codex: Codex
+    ) -> None:
+        base = [message(turn) for turn in range(60)]
+        states = [
+            {"v": [*base, 1, 0, 1]},
+            {"v": [*base, 1.0, -0.0, True, 2]},
+        ]
+        await chain(codex, "types", states)
+        history = await codex.list("types")
+        assert history[1].aether["v"][-4:] == [1.0, -0.0, True, 2]
+        assert [type(x) for x in history[1].aether["v"][-4:]] == [float, float, bool, int]
+
+    async def test_a_map_whose_keys_share_one_large_value(self, codex: Codex) -> None:
+        draft = [message(turn) for turn in range(80)]
+        states = [{"doc": {"draft": draft, "final": list(draft), "n": 1}}]
+        written = await chain(codex, "twins", states)
+        fresh = await codex.get("twins")
+        assert fresh is not None
+        assert dict(fresh.aether) == states[0]
+        found = await codex.get_seal("twins", written[0].seal_id)
+        assert found is not None
+        assert dict(found.aether) == states[0]
