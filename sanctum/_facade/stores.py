@@ -159,21 +159,33 @@ async def list_invocations(
 
 
 async def list_seals(
-    invocation_id: str, codex: Codex | str | None = None, *, values: bool = True
+    invocation_id: str,
+    codex: Codex | str | None = None,
+    *,
+    values: bool = True,
+    on_damage: str = "raise",
 ) -> builtins.list[Seal]:
     """An invocation's Seal history, oldest first.
 
     ``values=False`` reads no value: each Seal's ``aether`` is empty (what a table of
-    the history needs, however long the transcript).
+    the history needs, however long the transcript). ``on_damage="mark"`` lists a
+    damaged Seal as a stand-in with ``metadata["damaged"]`` (see ``Codex.history``).
 
     Raises:
         SealError: If the invocation is unknown.
     """
-    return [seal async for seal in seal_history(invocation_id, codex, values=values)]
+    return [
+        seal
+        async for seal in seal_history(invocation_id, codex, values=values, on_damage=on_damage)
+    ]
 
 
 async def seal_history(
-    invocation_id: str, codex: Codex | str | None = None, *, values: bool = True
+    invocation_id: str,
+    codex: Codex | str | None = None,
+    *,
+    values: bool = True,
+    on_damage: str = "raise",
 ) -> AsyncIterator[Seal]:
     """Yield an invocation's Seals one at a time, oldest first.
 
@@ -187,7 +199,7 @@ async def seal_history(
     store, owned = _store(codex)
     try:
         found = False
-        async for seal in store.history(invocation_id, values=values):
+        async for seal in store.history(invocation_id, values=values, on_damage=on_damage):
             found = True
             yield seal
         if not found:

@@ -113,8 +113,18 @@ def invocations_table(summaries: Sequence[InvocationSummary], width: int = 80) -
     return _fitted_table("Invocations", columns, styles, width)
 
 
+def _damage(message: str) -> str:
+    """The problem out of a damaged-Seal message ("... is damaged: PROBLEM. Nothing ...")."""
+    _head, found, rest = message.partition(" is damaged: ")
+    return rest.split(". Nothing was changed")[0] if found else message
+
+
 def seal_row(seal: Seal) -> dict[str, Any]:
-    """One Seal as JSON-ready data (the Aether left out; see ``--values``)."""
+    """One Seal as JSON-ready data (the Aether left out; see ``--values``); a Seal that
+    cannot be read carries ``damaged`` (the problem) instead of its fields."""
+    broken = seal.metadata.get("damaged")
+    if isinstance(broken, str):
+        return {"seal_id": seal.seal_id, "superstep": seal.superstep, "damaged": broken}
     interrupt = seal.interrupt
     return {
         "seal_id": seal.seal_id,
@@ -137,7 +147,11 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
         interrupt = seal.interrupt
         reason = ""
         failure = _failure_of(seal.metadata)
-        if interrupt is not None or failure is not None:
+        broken = seal.metadata.get("damaged")
+        if isinstance(broken, str):
+            reason = printable(" ".join(f"damaged: {_damage(broken)}".split()))
+            reason = reason if len(reason) <= 40 else reason[:39] + "…"
+        elif interrupt is not None or failure is not None:
             if failure is not None:
                 reason = f"failed: {failure.get('type', '')}: {failure.get('message', '')}"
             else:
@@ -160,7 +174,11 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
         _Column("interrupt", reasons, drop=1, shrink_to=12),
     ]
     row_styles = [
-        "yellow" if seal.interrupt is not None else "red" if _failure_of(seal.metadata) else None
+        "red"
+        if _failure_of(seal.metadata) or "damaged" in seal.metadata
+        else "yellow"
+        if seal.interrupt is not None
+        else None
         for seal in seals
     ]
     return _fitted_table(f"Seals of {printable(invocation_id)}", columns, None, width, row_styles)

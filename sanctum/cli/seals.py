@@ -48,15 +48,15 @@ def seals(
     if json_lines:
 
         async def stream() -> None:  # one Seal's values in memory at a time
-            async for seal in seal_history(invocation, codex, values=values):
+            async for seal in seal_history(invocation, codex, values=values, on_damage="mark"):
                 row = seal_row(seal)
-                if values:
+                if values and "damaged" not in row:
                     row["aether"] = dict(seal.aether)
                 print_json_line(row)
 
         asyncio.run(stream())
         return
-    history = asyncio.run(list_seals(invocation, codex, values=False))
+    history = asyncio.run(list_seals(invocation, codex, values=False, on_damage="mark"))
     console = make_console()
     print_table(console, seals_table(invocation, history, console.width))
 

@@ -15,6 +15,7 @@ chains to the stored rows instead of copying them.
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from json.encoder import encode_basestring_ascii
@@ -37,6 +38,7 @@ __all__ = [
     "aether_column",
     "child_ids",
     "damaged",
+    "damaged_stand_in",
     "decode_refs",
     "row_refs",
     "thaw_seal",
@@ -149,9 +151,16 @@ class _Broken(Exception):
 
 def _parse(text: str, row_id: int) -> Any:
     try:
-        return json.loads(text)
-    except ValueError:
-        raise _Broken(f"value {row_id} is not valid JSON") from None
+        return json.loads(text, parse_float=_finite, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        detail = str(exc) if "out of range" in str(exc) or "not JSON" in str(exc) else ""
+        raise _Broken(
+            f"value {row_id} is not valid JSON{': ' + detail if detail else ''}"
+        ) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 class Values:
@@ -309,6 +318,50 @@ class Values:
         return Held(value, len(value), start, None, children)
 
 
+def _names(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
+def _metadata_problem(metadata: dict[str, Any]) -> str | None:
+    """What is wrong with the keys the scheduler writes, or None (the keys a caller
+    passed through ``ainvoke(metadata=...)`` are the caller's)."""
+    parent = metadata.get("parent")
+    if parent is not None and not isinstance(parent, str):
+        return f"its metadata 'parent' is {parent!r:.60}, not a seal id"
+    for key in ("joins", "writers"):
+        value = metadata.get(key)
+        if value is not None and not (
+            isinstance(value, dict) and all(_names(v) for v in value.values())
+        ):
+            return f"its metadata {key!r} is {value!r:.60}, not a map of sigil names"
+    for key in ("interrupt", "updates", "failure"):
+        value = metadata.get(key)
+        if value is not None and not isinstance(value, dict):
+            return f"its metadata {key!r} is {value!r:.60}, not a JSON object"
+    return None
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text} is out of range")
+    return number
+
+
+def damaged_stand_in(row: tuple[Any, ...], error: SealError) -> Seal:
+    """What a listing shows for a Seal row that cannot be read: its id, its superstep
+    when that is a count, and ``metadata["damaged"]`` holding the problem."""
+    superstep = row[1] if isinstance(row[1], int) and not isinstance(row[1], bool) else 0
+    return Seal(
+        seal_id=str(row[0]),
+        aether={},
+        frontier=(),
+        superstep=max(superstep, 0),
+        timestamp=0.0,
+        metadata={"damaged": str(error)},
+    )
+
+
 def thaw_seal(
     invocation_id: str,
     location: str,
@@ -345,11 +398,16 @@ def thaw_seal(
             invocation_id, seal_id, location, "its frontier is not a JSON list of sigil names"
         )
     try:
-        metadata = json.loads(metadata_text)
+        metadata = json.loads(metadata_text, parse_float=_finite, parse_constant=_refuse_constant)
     except (TypeError, ValueError):
         metadata = None
     if not isinstance(metadata, dict):
         raise damaged(invocation_id, seal_id, location, "its metadata is not a JSON object")
+    problem = _metadata_problem(metadata)
+    if problem is not None:
+        raise damaged(invocation_id, seal_id, location, problem)
+    if not math.isfinite(float(timestamp)):
+        raise damaged(invocation_id, seal_id, location, f"timestamp {timestamp!r} is not finite")
     aether: dict[str, Any] = {}
     for conduit, ref in refs.items():
         try:

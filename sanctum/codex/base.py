@@ -250,14 +250,19 @@ class Codex(ABC):
         latest = await self.get(invocation_id)
         return latest.seal_id if latest is not None else None
 
-    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+    async def history(
+        self, invocation_id: str, *, values: bool = True, on_damage: str = "raise"
+    ) -> AsyncIterator[Seal]:
         """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
 
         The streaming form of :meth:`list`: a caller that handles one Seal at a time
         holds one Seal's values, however long the history. With ``values=False`` each
         Seal's ``aether`` is empty and no value is read or decoded (what listing a
         history needs); ids, supersteps, frontiers, times and metadata are all there.
-        The default goes through :meth:`list`.
+        With ``on_damage="mark"`` a Seal whose stored form is damaged is yielded as a
+        stand-in — its seal_id, an empty Aether and frontier, and
+        ``metadata["damaged"]`` holding the problem — and the listing goes on;
+        ``"raise"`` (the default) raises. The default goes through :meth:`list`.
 
         Raises:
             SealError: If the store cannot be read or a Seal was damaged.

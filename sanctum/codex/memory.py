@@ -16,7 +16,7 @@ import builtins
 import copy
 import dataclasses
 import threading
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -265,6 +265,37 @@ class MemoryCodex(Codex):
             return [
                 self._thaw(invocation_id, entry) for entry in self._histories.get(invocation_id, ())
             ]
+
+    async def history(
+        self, invocation_id: str, *, values: bool = True, on_damage: str = "raise"
+    ) -> AsyncIterator[Seal]:
+        """Yield the Invocation's Seals (fresh copies) one at a time, oldest first.
+
+        ``values=False`` rebuilds no value (``aether`` is empty); ``on_damage`` is
+        accepted as for the persistent stores (nothing in memory is ever damaged).
+        """
+        with self._lock:
+            entries = builtins.list(self._histories.get(invocation_id, ()))
+        for entry in entries:
+            if values:
+                with self._lock:
+                    seal = self._thaw(invocation_id, entry)
+            else:
+                seal = Seal(
+                    seal_id=entry.seal_id,
+                    aether={},
+                    frontier=entry.frontier,
+                    superstep=entry.superstep,
+                    timestamp=entry.timestamp,
+                    metadata=entry.meta(),
+                )
+            yield seal
+
+    async def latest_seal_id(self, invocation_id: str) -> str | None:
+        """Return the seal_id of the Invocation's latest Seal, or None."""
+        with self._lock:
+            history = self._histories.get(invocation_id)
+            return history[-1].seal_id if history else None
 
     async def get_seal(self, invocation_id: str, seal_id: str) -> Seal | None:
         """Return the Seal ``seal_id`` of the Invocation (a fresh copy), or None."""

@@ -41,6 +41,7 @@ from sanctum.codex._stored import (
     Values,
     aether_column,
     child_ids,
+    damaged_stand_in,
     decode_refs,
     row_refs,
     thaw_seal,
@@ -465,7 +466,9 @@ class PostgresCodex(Codex):
         """
         return [seal async for seal in self.history(invocation_id)]
 
-    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+    async def history(
+        self, invocation_id: str, *, values: bool = True, on_damage: str = "raise"
+    ) -> AsyncIterator[Seal]:
         """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
 
         One transaction reads the Seal rows and, with ``values``, the value rows the
@@ -494,7 +497,13 @@ class PostgresCodex(Codex):
 
         rows, table = await self._retrying(invocation_id, fetch)
         for row in rows:
-            yield thaw_seal(invocation_id, self.location, row, table)
+            try:
+                seal = thaw_seal(invocation_id, self.location, row, table)
+            except SealError as exc:
+                if on_damage != "mark":
+                    raise
+                seal = damaged_stand_in(row, exc)
+            yield seal
 
     async def latest_seal_id(self, invocation_id: str) -> str | None:
         """Return the seal_id of the Invocation's latest Seal, or None; reads no value.

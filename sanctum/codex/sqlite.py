@@ -50,6 +50,7 @@ from sanctum.codex._stored import (
     Values,
     aether_column,
     child_ids,
+    damaged_stand_in,
     decode_refs,
     row_refs,
     thaw_seal,
@@ -309,7 +310,9 @@ class SqliteCodex(Codex):
             except sqlite3.Error as exc:
                 raise self._failed(exc, "read seals", invocation_id) from None
 
-    async def history(self, invocation_id: str, *, values: bool = True) -> AsyncIterator[Seal]:
+    async def history(
+        self, invocation_id: str, *, values: bool = True, on_damage: str = "raise"
+    ) -> AsyncIterator[Seal]:
         """Yield the Invocation's Seals one at a time, oldest first (none when unknown).
 
         One read snapshot: the Seal rows and, with ``values``, the value rows the
@@ -323,7 +326,13 @@ class SqliteCodex(Codex):
         """
         rows, table = self._snapshot(invocation_id, values)
         for row in rows:
-            yield thaw_seal(invocation_id, self._location, row, table)
+            try:
+                seal = thaw_seal(invocation_id, self._location, row, table)
+            except SealError as exc:
+                if on_damage != "mark":
+                    raise
+                seal = damaged_stand_in(row, exc)
+            yield seal
 
     async def latest_seal_id(self, invocation_id: str) -> str | None:
         """Return the seal_id of the Invocation's latest Seal, or None; reads no value.

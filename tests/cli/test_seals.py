@@ -69,3 +69,33 @@ def test_the_table_keeps_seal_ids_times_and_headers_whole(tmp_path: Path, column
     assert all(len(line) <= int(columns) for line in lines if LONG_ID not in line)
     if columns == "140":
         assert "approve_refund: Approve the refund" in row
+
+
+def _damage_first_seal(directory: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(directory / ".sanctum" / "codex.db") as db:
+        db.execute("UPDATE sanctum_seals SET metadata = '{\"joins\": 5}' WHERE seal_id = 's1'")
+
+
+def test_a_damaged_seal_is_marked_and_the_rest_still_listed(tmp_path: Path) -> None:
+    seed(tmp_path)
+    _damage_first_seal(tmp_path)
+    result = invoke(["seals", "--invocation", "inv-done"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "damaged: its metadata 'joins'" in result.stdout
+    assert "s2" in result.stdout
+    lines = invoke(["seals", "--invocation", "inv-done", "--json", "--values"], tmp_path)
+    rows = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert [row["seal_id"] for row in rows] == ["s1", "s2"]
+    assert "joins" in rows[0]["damaged"]
+    assert rows[1]["aether"] == {"n": 2}
+
+
+def test_a_hand_edited_field_is_a_seal_error_when_resumed(tmp_path: Path) -> None:
+    seed(tmp_path)
+    _damage_first_seal(tmp_path)
+    result = invoke(["resume", "--invocation", "inv-done", "--seal", "s1"], tmp_path)
+    assert result.exit_code == 2
+    assert "metadata 'joins' is 5" in result.stderr
+    assert "Traceback" not in result.output

@@ -208,3 +208,50 @@ async def test_a_seal_written_by_another_object_is_chained_to(tmp_path: Path) ->
     finally:
         await second.aclose()
     assert stored_bytes(path) - before < 100
+
+
+@pytest.mark.parametrize(
+    ("column", "text", "problem"),
+    [
+        ("metadata", '{"joins": 5}', "its metadata 'joins' is 5"),
+        ("metadata", '{"parent": 7}', "its metadata 'parent' is 7"),
+        ("metadata", '{"writers": {"x": "not a list"}}', "its metadata 'writers'"),
+        ("metadata", '{"interrupt": "pause"}', "its metadata 'interrupt'"),
+        ("metadata", '{"n": 1e999}', "its metadata is not a JSON object"),
+        ("frontier", '"a"', "its frontier is not a JSON list"),
+    ],
+)
+async def test_hand_edited_fields_are_seal_errors(
+    codex: SqliteCodex, column: str, text: str, problem: str
+) -> None:
+    written = await chain(codex, "h", [{"messages": m} for m in _growing(3)])
+    with sqlite3.connect(codex.path) as db:
+        db.execute(
+            f"UPDATE sanctum_seals SET {column} = ? WHERE seal_id = ?", (text, written[1].seal_id)
+        )
+    fresh = SqliteCodex(codex.path)
+    try:
+        with pytest.raises(SealError, match=problem) as caught:
+            await fresh.get_seal("h", written[1].seal_id)
+        assert written[1].seal_id in str(caught.value)
+        marked = [seal async for seal in fresh.history("h", values=False, on_damage="mark")]
+        assert [seal.seal_id for seal in marked] == [seal.seal_id for seal in written]
+        assert problem.split(" is ")[0] in marked[1].metadata["damaged"]
+        assert "damaged" not in marked[0].metadata
+        assert "damaged" not in marked[2].metadata
+        with pytest.raises(SealError):
+            [seal async for seal in fresh.history("h")]
+    finally:
+        await fresh.aclose()
+
+
+async def test_an_out_of_range_number_in_a_value_is_a_seal_error(codex: SqliteCodex) -> None:
+    written = await chain(codex, "f", [{"x": [2.5] * 200}])
+    with sqlite3.connect(codex.path) as db:
+        db.execute("UPDATE sanctum_values SET body = replace(body, '2.5', '1e999')")
+    fresh = SqliteCodex(codex.path)
+    try:
+        with pytest.raises(SealError, match="1e999 is out of range"):
+            await fresh.get_seal("f", written[0].seal_id)
+    finally:
+        await fresh.aclose()
