@@ -22,6 +22,7 @@ through untouched.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -125,7 +126,10 @@ class RedactWard(Ward):
             value: A string, a container of values, or any other object.
 
         Returns:
-            A masked copy (containers are rebuilt; other objects are returned as is).
+            ``value`` masked: a container in which something was masked is rebuilt; a
+            plain dict, list, tuple or set with nothing to mask inside comes back as the
+            very same object (so masking a transcript that only grew keeps its items,
+            and what holds them, as they were); other objects are returned as is.
         """
         return self._redact(value, set())
 
@@ -179,6 +183,8 @@ class RedactWard(Ward):
             if isinstance(value, Mapping):
                 return self._redact_mapping(value, active)
             items = [self._redact(item, active) for item in value]
+            if type(value) in _PLAIN and all(map(operator.is_, items, value)):
+                return value  # nothing inside changed: the very object (no copy)
             if isinstance(value, tuple):
                 if hasattr(value, "_fields"):
                     return type(value)(*items)
@@ -229,8 +235,9 @@ class RedactWard(Ward):
             return value if masked == text else masked
         return value
 
-    def _redact_mapping(self, value: Mapping[Any, Any], active: set[int]) -> dict[Any, Any]:
+    def _redact_mapping(self, value: Mapping[Any, Any], active: set[int]) -> Mapping[Any, Any]:
         result: dict[Any, Any] = {}
+        same = type(value) is dict
         for key, item in value.items():
             new_key = self.mask_text(key) if isinstance(key, str) else key
             if new_key in result:
@@ -238,8 +245,14 @@ class RedactWard(Ward):
                 while f"{new_key} ({suffix})" in result:
                     suffix += 1
                 new_key = f"{new_key} ({suffix})"
-            result[new_key] = self._redact(item, active)
-        return result
+            masked = self._redact(item, active)
+            result[new_key] = masked
+            same = same and new_key is key and masked is item
+        return value if same else result
+
+
+_PLAIN = frozenset({list, tuple, set, frozenset})
+"""Container types returned as they are when nothing inside them was masked."""
 
 
 def _compile(pattern: str | re.Pattern[str]) -> re.Pattern[str]:

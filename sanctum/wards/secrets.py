@@ -27,6 +27,7 @@ Standard library only.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -252,26 +253,59 @@ class Veil:
             if hit is not None and hit[0] is value and hit[1] == size:
                 out[key] = hit[2]
                 continue
-            origin = appended_from(value) if hit is not None and type(value) is list else None
-            if (
-                hit is not None
-                and origin is not None
-                and origin[0] is hit[0]
-                and origin[1] == hit[1]
-            ):
-                # a transcript the append reducer grew: mask the new items only, and
-                # build the masked list the same way (so a Codex chains it as well)
-                masked = append(hit[2], mask(value[hit[1] :]))
+            if hit is not None and hit[0] is not value:  # (the same object: grown in place)
+                masked = self._again(value, hit[0], hit[2])
             else:
                 masked = mask(value)
             seen[key] = (value, size, masked)
             out[key] = masked
         return out
 
-    def delta(self, delta: Mapping[str, Any]) -> dict[str, Any]:
-        """A masked copy of a delta (top-level keys kept, values masked)."""
+    def _again(self, value: Any, before: Any, masked: Any) -> Any:
+        """``value`` masked, reusing ``masked`` (the masked form of ``before``, another
+        object) for what did not change: a list grown by appending — by the append
+        reducer, or keeping the very same items — masks its new items only, and is
+        built by ``append`` so a Codex chains it too; a dict reuses the masked form of
+        each value it kept (the same object) or grew.
+        """
         mask = self.secrets.mask
-        return {key: mask(value) for key, value in delta.items()}
+        if type(value) is list and type(before) is list and type(masked) is list:
+            count = len(before)
+            if len(value) > count == len(masked):
+                origin = appended_from(value)
+                kept = origin is not None and origin[0] is before and origin[1] == count
+                if kept or all(map(operator.is_, value[:count], before)):
+                    return append(masked, mask(value[count:]))
+        elif type(value) is dict and type(before) is dict and type(masked) is dict:
+            out: dict[Any, Any] = {}
+            for key, child in value.items():
+                shown = mask(key)
+                if key not in before or shown not in masked:
+                    out[shown] = mask(child)
+                elif child is before[key]:
+                    out[shown] = masked[shown]
+                else:
+                    out[shown] = self._again(child, before[key], masked[shown])
+            return out
+        return mask(value)
+
+    def delta(self, delta: Mapping[str, Any]) -> dict[str, Any]:
+        """A masked copy of a delta (top-level keys kept, values masked).
+
+        A value that repeats much of what the Conduit held (a Sigil returning its whole
+        transcript plus a message, through ``merge_dict`` or an overwrite) reuses the
+        masked form of what it kept, so masking costs what the Sigil added.
+        """
+        seen = self._seen
+        mask = self.secrets.mask
+        out: dict[str, Any] = {}
+        for key, value in delta.items():
+            hit = seen.get(key)
+            if hit is not None and hit[0] is not value:
+                out[key] = self._again(value, hit[0], hit[2])
+            else:
+                out[key] = mask(value)
+        return out
 
     def omen(self, omen: Omen) -> Omen:
         """The Omen with every secret in its fields masked (a copy, or itself if clean).

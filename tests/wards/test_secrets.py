@@ -176,6 +176,26 @@ def test_veil_masks_only_what_the_append_reducer_added() -> None:
     assert veil.aether({"messages": edited})["messages"][0] == {"content": "[REDACTED]"}
 
 
+def test_veil_masks_only_what_changed_inside_a_map() -> None:
+    veil = Veil(Secrets([KEY]))
+    messages = [{"content": f"line {i}"} for i in range(300)]
+    chat = {"title": f"about {KEY}", "messages": messages, "doc": "x" * 1000}
+    first = veil.aether({"chat": chat})["chat"]
+    grown = {**chat, "messages": [*messages, {"content": f"now {KEY}"}]}  # merge_dict
+    second = veil.aether({"chat": grown})["chat"]
+    assert second["title"] == "about [REDACTED]"
+    assert second["doc"] is first["doc"]
+    assert all(a is b for a, b in zip(second["messages"], first["messages"], strict=False))
+    assert second["messages"][-1] == {"content": "now [REDACTED]"}
+    origin = appended_from(second["messages"])
+    assert origin is not None
+    assert origin[0] is first["messages"]
+    edited = {**grown, "messages": [{"content": KEY}, *grown["messages"][1:]]}
+    third = veil.aether({"chat": edited})["chat"]
+    assert third["messages"][0] == {"content": "[REDACTED]"}
+    assert KEY not in repr(third)
+
+
 def test_masking_is_cheap_enough_to_stay_linear() -> None:
     secrets = Secrets([KEY, "another-secret-value"], [re.compile(r"tok-[0-9]{8}")])
     text = "plain words " * 10_000
