@@ -274,6 +274,7 @@ class Performance:
             from sanctum.wards.secrets import Veil
 
             Veil(self.secrets).error(error)
+            self.secrets.mask_chain(error)
 
     def _result(self, status: RunStatus, aether: dict[str, Any], **extra: Any) -> RunResult:
         if self.secrets:  # the engine masked what it saw; this covers the rest

@@ -17,6 +17,7 @@ from sanctum.grimoire.summon import DEFAULT_ROLE, summon
 from sanctum.grimoire.tome import Tome
 from sanctum.oracle.base import Message, Oracle, OracleResponse
 from sanctum.wards.base import Ward
+from sanctum.wards.secrets import Secrets
 
 __all__ = ["agent_sigil", "oracle_sigil", "spell_sigil"]
 
@@ -31,26 +32,43 @@ def _text(value: Text | None, aether: Mapping[str, Any]) -> str | None:
 
 
 async def _consult(
-    oracle: Oracle, messages: list[Message], writer: Any, stream: bool, scrub: Callable[[str], str]
+    oracle: Oracle,
+    messages: list[Message],
+    writer: Any,
+    stream: bool,
+    scrub: Callable[[str], str],
+    secrets: Secrets | None = None,
 ) -> OracleResponse:
     if not stream:
         return await oracle.generate(messages)
+    # A secret the model spells over two chunks is held back until it is whole: the
+    # secrets given here, or else the Rite's (the writer knows them).
+    policy = secrets if secrets is not None else getattr(writer, "secrets", None)
+    veil = policy.stream() if policy else None
+
+    def write(chunk: str) -> None:
+        text = veil.feed(chunk) if veil is not None else chunk
+        if text:
+            writer(scrub(text))
+
     stream_response = getattr(oracle, "stream_response", None)
+    final: OracleResponse | None = None
+    parts: list[str] = []
     if stream_response is not None:
-        final: OracleResponse | None = None
-        parts: list[str] = []
         async for item in stream_response(messages):
             if isinstance(item, OracleResponse):
                 final = item
             else:
                 parts.append(str(item))
-                writer(scrub(str(item)))
-        return final if final is not None else OracleResponse(text="".join(parts))
-    parts = []
-    async for chunk in oracle.stream_generate(messages):
-        parts.append(chunk)
-        writer(scrub(chunk))
-    return OracleResponse(text="".join(parts))
+                write(str(item))
+    else:
+        async for chunk in oracle.stream_generate(messages):
+            parts.append(chunk)
+            write(chunk)
+    rest = veil.end() if veil is not None else ""
+    if rest:
+        writer(scrub(rest))
+    return final if final is not None else OracleResponse(text="".join(parts))
 
 
 def oracle_sigil(
@@ -63,6 +81,7 @@ def oracle_sigil(
     messages: str | None = None,
     append_output: bool = False,
     scrub: Callable[[str], str] | None = None,
+    secrets: Secrets | None = None,
 ) -> Callable[[Mapping[str, Any], Any], Any]:
     """Build a Sigil that consults an Oracle once with a rendered prompt.
 
@@ -82,6 +101,8 @@ def oracle_sigil(
         messages: Optional append Conduit receiving ``[assistant message]``.
         append_output: Write ``[text]`` instead of ``text`` (for an append Conduit).
         scrub: Applied to every streamed chunk before it leaves (e.g. secret masking).
+        secrets: Secrets masked in the streamed chunks as one text: a secret split
+            over two chunks is held back until it is whole, then masked.
 
     Returns:
         An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
@@ -94,7 +115,7 @@ def oracle_sigil(
         if system_text:
             transcript.append({"role": "system", "content": system_text})
         transcript.append({"role": "user", "content": _text(prompt, aether) or ""})
-        response = await _consult(oracle, transcript, writer, stream_tokens, clean)
+        response = await _consult(oracle, transcript, writer, stream_tokens, clean, secrets)
         delta: dict[str, Any] = {output: [response.text] if append_output else response.text}
         if messages is not None:
             message: Message = {"role": "assistant", "content": response.text}

@@ -191,6 +191,16 @@ class Emitter:
         self._error: BaseException | None = None
 
     @property
+    def secrets(self) -> Any:
+        """The Rite's :class:`~sanctum.wards.secrets.Secrets` behind the veil, or None.
+
+        A Sigil streaming text (an Oracle's tokens) reads it through its writer to hold
+        back a secret split over two chunks until it is whole.
+        """
+        owner = getattr(self._veil, "__self__", None)
+        return getattr(owner, "secrets", None)
+
+    @property
     def immediate(self) -> bool:
         """True when every hook is synchronous: :meth:`deliver` may be used."""
         return self._immediate is not None

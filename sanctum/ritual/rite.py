@@ -153,6 +153,7 @@ class Rite:
         """Mask the message of an error (or an Interrupt's reason) leaving a run."""
         if self._secrets is not None and isinstance(error, Exception):
             Veil(self._secrets).error(error)
+            self._secrets.mask_chain(error)  # what a traceback prints of its causes
 
     def with_options(
         self,

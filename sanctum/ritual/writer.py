@@ -58,6 +58,16 @@ class SigilWriter:
         )
         return WRITTEN
 
+    @property
+    def secrets(self) -> Any:
+        """The Rite's masking policy (a ``Secrets``), or None when it masks nothing.
+
+        Every Omen written here is masked on its own; a Sigil that streams text in
+        pieces masks the pieces as one text with ``writer.secrets.stream()``, so a
+        secret split over two pieces never shows (``oracle_sigil`` does).
+        """
+        return self._emitter.secrets
+
     def emit(self, omen: Omen) -> None:
         """Emit ``omen``, filling in its invocation, superstep and Sigil if empty.
 
@@ -84,6 +94,9 @@ class NullWriter:
 
     active = False
     """False: nothing listens, so callers may skip building Omens."""
+
+    secrets = None
+    """Nothing is written, so nothing is masked."""
 
     def __call__(self, payload: Any) -> Written:
         """Drop ``payload``; returns :data:`~sanctum.omens.events.WRITTEN` (awaitable)."""

@@ -37,7 +37,7 @@ from sanctum.aether.reducers import append, appended_from
 from sanctum.omens.events import CircleEchoed, Omen, RiteManifested, SuperstepCompleted
 from sanctum.wards.redact import DEFAULT_MASK, RedactWard, secret_pattern
 
-__all__ = ["Secrets", "Veil", "url_password"]
+__all__ = ["MaskedException", "SecretStream", "Secrets", "Veil", "url_password"]
 
 
 def url_password(url: str) -> list[str]:
@@ -211,6 +211,101 @@ class Secrets:
             return value
         return self._masker.redact(value)
 
+    def stream(self) -> SecretStream:
+        """A masker for text that arrives in pieces (streamed tokens).
+
+        Returns:
+            A :class:`SecretStream` over these secrets.
+        """
+        return SecretStream(self)
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Where secrets stand in ``text`` (unmerged ``(start, end)`` pairs)."""
+        spans: list[tuple[int, int]] = []
+        for group in self._groups:
+            for pattern in group.patterns:
+                spans.extend(m.span() for m in pattern.finditer(text) if m.end() > m.start())
+        return spans
+
+    def _held(self, text: str) -> int:
+        """Where the tail of ``text`` that may be the start of a secret begins."""
+        start = len(text)
+        longest = max((len(v) for v in self._values), default=0)
+        for at in range(max(0, len(text) - longest + 1), len(text)):
+            tail = text[at:]
+            if any(value.startswith(tail) for value in self._values):
+                start = at
+                break
+        if not self._patterns:
+            return start  # literal values: exactly the tails that may start one
+        # a pattern may still grow: the trailing word, and the word before it
+        # (`Bearer <token>`)
+        word = len(text)
+        while word > 0 and not text[word - 1].isspace() and len(text) - word < _HOLD_CHARS:
+            word -= 1
+        if word > 0:
+            gap = word
+            while gap > 0 and text[gap - 1].isspace():
+                gap -= 1
+            before = gap
+            while before > 0 and not text[before - 1].isspace() and word - before < _HOLD_CHARS:
+                before -= 1
+            word = before
+        return min(start, word)
+
+    def mask_chain(self, error: BaseException) -> None:
+        """Mask, in place, what a traceback of ``error`` would print of the errors it chains.
+
+        A chained exception (``__cause__`` or ``__context__``) whose own text or
+        ``repr`` still shows a secret — its ``__str__`` reads an attribute, not its
+        ``args`` — is replaced in the chain by a stand-in of the same name carrying the
+        masked text (and the same traceback and chain), so ``traceback.print_exception``
+        never prints the secret. Links whose text is clean are left as they are.
+
+        Args:
+            error: The exception leaving a run.
+        """
+        if self._masker is None:
+            return
+        seen: set[int] = set()
+        current: BaseException | None = error
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            suppress = current.__suppress_context__
+            for link in ("__cause__", "__context__"):
+                chained = getattr(current, link)
+                if chained is not None and id(chained) not in seen:
+                    stand_in = self._stand_in(chained)
+                    if stand_in is not chained:
+                        setattr(current, link, stand_in)
+            current.__suppress_context__ = suppress
+            current = current.__cause__ or (
+                None if current.__suppress_context__ else current.__context__
+            )
+
+    def _stand_in(self, error: BaseException) -> BaseException:
+        """``error``, or a stand-in carrying its masked text when its text shows a secret."""
+        try:
+            text, shown = str(error), repr(error)
+        except Exception:  # an exception whose __str__ fails: a traceback shows no text
+            return error
+        masked = self.mask_text(text)
+        if masked == text and self.mask_text(shown) == shown:
+            return error
+        kind = type(error)
+        stand_in_type = type(
+            kind.__name__,
+            (MaskedException,),
+            {"__module__": kind.__module__, "__qualname__": kind.__qualname__},
+        )
+        stand_in: MaskedException = stand_in_type(masked)
+        stand_in.original_type = f"{kind.__module__}.{kind.__qualname__}"
+        stand_in.__cause__ = error.__cause__
+        stand_in.__context__ = error.__context__
+        stand_in.__suppress_context__ = error.__suppress_context__
+        stand_in.__traceback__ = error.__traceback__
+        return stand_in
+
     def ward(self) -> RedactWard:
         """A RedactWard masking these secrets in every delta (for an inner Rite).
 
@@ -218,6 +313,56 @@ class Secrets:
             The Ward; with no secrets, one that masks nothing.
         """
         return self._masker if self._masker is not None else RedactWard(())
+
+
+class MaskedException(Exception):
+    """Stands in an exception chain for an error whose own text showed a secret.
+
+    It carries the masked text, and the name, traceback and chain of the error it
+    replaces (:meth:`Secrets.mask_chain`); ``original_type`` names that error's class.
+    """
+
+    original_type: str = ""
+
+
+_HOLD_CHARS = 256
+"""The longest word a :class:`SecretStream` holds back waiting for its end."""
+
+
+class SecretStream:
+    """Masks text that arrives in pieces, so a secret split across two never shows.
+
+    Each piece is held back from where a secret could be starting (a prefix of a
+    secret value, or the words a pattern could still match) until the text after it
+    settles the question; what is released is masked, and never cut inside a match.
+    A secret sent as ``"sk-live-01"`` then ``"23456789"`` is released as one mask.
+
+    Args:
+        secrets: The policy.
+    """
+
+    __slots__ = ("_pending", "secrets")
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece; return the masked text that can be shown now (maybe "")."""
+        if not self.secrets:
+            return piece
+        text = self._pending + piece
+        cut = self.secrets._held(text)
+        for start, end in self.secrets._spans(text):
+            if start < cut < end:
+                cut = start  # never release part of a match: it may still grow
+        self._pending = text[cut:]
+        return self.secrets.mask_text(text[:cut]) if cut else ""
+
+    def end(self) -> str:
+        """The rest, masked: call once the stream is over."""
+        rest, self._pending = self._pending, ""
+        return self.secrets.mask_text(rest) if rest else ""
 
 
 class Veil:
