@@ -21,8 +21,7 @@ from sanctum.aether import ERRORS_CONDUIT
 from sanctum.codex.urls import parse_codex_url
 from sanctum.errors import SealError
 from sanctum.spec.diagnostics import Problems, did_you_mean
-from sanctum.spec.env import data_template
-from sanctum.spec.expressions import check_expression, check_template
+from sanctum.spec.expressions import check_expression, check_template, shown_source
 from sanctum.spec.loader import YamlPath
 from sanctum.spec.models import (
     AgentSigil,
@@ -214,14 +213,14 @@ class Checker:
             )
 
     def _expression(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
-        for message in check_expression(source, known):
-            self.problems.add(path, f"sigil {owner!r}: `{source}`: {message}")
+        done = self.problems.loaded.interpolations.get(path)
+        shown = shown_source(source, done)  # ${NAME}, never the value
+        for message in check_expression(source, known, done):
+            self.problems.add(path, f"sigil {owner!r}: `{shown}`: {message}")
 
     def _template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
         done = self.problems.loaded.interpolations.get(path)
-        if done:
-            source = data_template(source, done)  # as the compiler will see it
-        for message in check_template(source, known):
+        for message in check_template(source, known, done):
             self.problems.add(path, f"sigil {owner!r}: {message}")
 
     # ------------------------------------------------------------------ run

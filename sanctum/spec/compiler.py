@@ -32,7 +32,7 @@ from sanctum.ritual import (
 from sanctum.ritual.kinds import first_match_router, interrupt_sigil, set_sigil
 from sanctum.spec.checks import END_NAMES, Checker, exception_class
 from sanctum.spec.diagnostics import Problems
-from sanctum.spec.env import data_template, looks_secret
+from sanctum.spec.env import looks_secret
 from sanctum.spec.expressions import compile_expression, compile_template
 from sanctum.spec.loader import LoadedFile, YamlPath, load_yaml_file
 from sanctum.spec.models import (
@@ -373,48 +373,56 @@ class _Builder:
 
     # ------------------------------------------------------------------ expressions
 
-    def expr(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], Any]:
-        compiled = compile_expression(source, sigil=sigil, field=where)
+    def done(self, path: YamlPath) -> Any:
+        """The ``${VAR}`` substitutions made in the value at ``path`` (bound as data)."""
+        return self.source.loaded.interpolations.get(path)
+
+    def expr(
+        self, source: str, sigil: str, where: str, path: YamlPath
+    ) -> Callable[[Mapping[str, Any]], Any]:
+        compiled = compile_expression(source, sigil=sigil, field=where, done=self.done(path))
         return lambda aether: compiled.evaluate(self.context(aether))
 
-    def cond(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], bool]:
-        compiled = compile_expression(source, sigil=sigil, field=where)
+    def cond(
+        self, source: str, sigil: str, where: str, path: YamlPath
+    ) -> Callable[[Mapping[str, Any]], bool]:
+        compiled = compile_expression(source, sigil=sigil, field=where, done=self.done(path))
         return lambda aether: compiled.condition(self.context(aether))
 
     def text(self, source: str, sigil: str, where: str) -> Callable[[Mapping[str, Any]], str]:
-        done = self.source.loaded.interpolations.get(("sigils", sigil, *where.split(".")))
-        if done:
-            source = data_template(source, done)
-        compiled = compile_template(source, sigil=sigil, field=where)
+        done = self.done(("sigils", sigil, *where.split(".")))
+        compiled = compile_template(source, sigil=sigil, field=where, done=done)
         return lambda aether: compiled.render(self.context(aether))
 
     def values(
-        self, values: Mapping[str, Any], sigil: str, where: str
+        self, values: Mapping[str, Any], sigil: str, where: str, path: YamlPath
     ) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
         out: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
         for key, value in values.items():
             if isinstance(value, str):
-                out[key] = self.expr(value, sigil, f"{where}.{key}")
+                out[key] = self.expr(value, sigil, f"{where}.{key}", (*path, key))
             else:
                 out[key] = _constant(value)
         return out
 
     def arguments(
-        self, arguments: Mapping[str, Any], sigil: str
+        self, arguments: Mapping[str, Any], sigil: str, path: YamlPath
     ) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-        def build(value: Any, where: str) -> Callable[[Mapping[str, Any]], Any]:
+        def build(value: Any, where: str, at: YamlPath) -> Callable[[Mapping[str, Any]], Any]:
             if isinstance(value, str):
-                compiled = compile_template(value, sigil=sigil, field=where)
+                compiled = compile_template(value, sigil=sigil, field=where, done=self.done(at))
                 return lambda aether: compiled.value(self.context(aether))
             if isinstance(value, dict):
-                parts = {k: build(v, f"{where}.{k}") for k, v in value.items()}
+                parts = {k: build(v, f"{where}.{k}", (*at, k)) for k, v in value.items()}
                 return lambda aether: {k: fn(aether) for k, fn in parts.items()}
             if isinstance(value, list):
-                items = [build(v, f"{where}[{i}]") for i, v in enumerate(value)]
+                items = [build(v, f"{where}[{i}]", (*at, i)) for i, v in enumerate(value)]
                 return lambda aether: [fn(aether) for fn in items]
             return _constant(value)
 
-        fns = {key: build(value, f"arguments.{key}") for key, value in arguments.items()}
+        fns = {
+            key: build(value, f"arguments.{key}", (*path, key)) for key, value in arguments.items()
+        }
         return lambda aether: {key: fn(aether) for key, fn in fns.items()}
 
     # ------------------------------------------------------------------ sigils
@@ -440,6 +448,7 @@ class _Builder:
                 messages=sigil.messages,
                 append_output=self.reducers.get(sigil.output) == "append",
                 scrub=self.secrets.mask if self.secrets else None,
+                secrets=self.secrets or None,
             )
         if isinstance(sigil, AgentSigil):
             agent = sigil.agent
@@ -471,14 +480,16 @@ class _Builder:
                 return _placeholder
             from sanctum.grimoire.sigils import spell_sigil
 
-            return spell_sigil(spell, self.arguments(sigil.arguments, name), sigil.output)
+            return spell_sigil(
+                spell, self.arguments(sigil.arguments, name, (*base, "arguments")), sigil.output
+            )
         if isinstance(sigil, InterruptSigil):
             return interrupt_sigil(
                 self.text(sigil.interrupt, name, "interrupt"),
-                self.cond(sigil.until, name, "until"),
+                self.cond(sigil.until, name, "until", (*base, "until")),
             )
         if isinstance(sigil, SetSigil):
-            return set_sigil(self.values(sigil.values, name, "set"))
+            return set_sigil(self.values(sigil.values, name, "set", (*base, "set")))
         if isinstance(sigil, CircleSigil):
             inner = self.source.circles[name]
             rite = compile_ritual(
@@ -507,16 +518,21 @@ class _Builder:
 
     def items(self, source: str, sigil: str) -> Callable[[Mapping[str, Any]], Any]:
         """``scatter.over``: the expression, whose value must be a list."""
-        compiled = compile_expression(source, sigil=sigil, field="scatter.over")
+        compiled = compile_expression(
+            source,
+            sigil=sigil,
+            field="scatter.over",
+            done=self.done(("sigils", sigil, "scatter", "over")),
+        )
 
         def items(aether: Mapping[str, Any]) -> Any:
             value = compiled.evaluate(self.context(aether))
             if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
                 raise ExpressionError(
-                    f"sigil {sigil!r}: scatter.over `{source}` gave "
+                    f"sigil {sigil!r}: scatter.over `{compiled.source}` gave "
                     f"{type(value).__name__} {value!r:.60}, not a list to scatter over",
                     sigil=sigil,
-                    expression=source,
+                    expression=compiled.source,
                     field="scatter.over",
                 )
             return value
@@ -541,6 +557,7 @@ class _Builder:
                 else self.text(inline.system, name, "scatter.sigil.system"),
                 stream_tokens=False,
                 scrub=self.secrets.mask if self.secrets else None,
+                secrets=self.secrets or None,
             )
         if isinstance(inline, InlineSpell):
             if not self.resolve:
@@ -550,9 +567,11 @@ class _Builder:
                 return _placeholder
             from sanctum.grimoire.sigils import spell_sigil
 
-            return spell_sigil(spell, self.arguments(inline.arguments, name), inline.output)
+            return spell_sigil(
+                spell, self.arguments(inline.arguments, name, (*path, "arguments")), inline.output
+            )
         assert isinstance(inline, InlineSet)
-        return set_sigil(self.values(inline.values, name, "scatter.sigil.set"))
+        return set_sigil(self.values(inline.values, name, "scatter.sigil.set", (*path, "set")))
 
     def inner_wards(self) -> list[Ward]:
         """The masking Wards of a Circle's or an agent's inner Rite.
@@ -594,7 +613,12 @@ class _Builder:
                     (
                         None
                         if route.when is None
-                        else self.cond(route.when, name, f"routes[{i}].when"),
+                        else self.cond(
+                            route.when,
+                            name,
+                            f"routes[{i}].when",
+                            ("sigils", name, "routes", i, "when"),
+                        ),
                         END if route.to in END_NAMES else route.to,
                     )
                     for i, route in enumerate(sigil.routes)

@@ -13,13 +13,12 @@ messages never repeat them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 __all__ = [
     "Interpolation",
     "InterpolationError",
-    "data_template",
     "interpolate",
     "looks_secret",
     "scrub",
@@ -37,8 +36,10 @@ class Interpolation:
 
     ``offset`` is the 0-based character offset of the reference inside the scalar;
     ``from_default`` is true when the variable was unset and the default was used;
-    ``at`` is where ``value`` starts in the substituted text (-1 when unknown), so a
-    template can treat those characters as data, never as template source.
+    ``at`` is where ``value`` starts in the substituted text (-1 when unknown), so an
+    expression or a template can take those characters out before it is parsed and
+    bind them back as data, never as source
+    (:mod:`sanctum.spec.expressions`).
     """
 
     name: str
@@ -144,45 +145,3 @@ def scrub(message: str, secrets: Iterable[str]) -> str:
     from sanctum.wards.redact import mask_secrets  # lazy: `validate` stays light
 
     return mask_secrets(message, secrets, MASK)
-
-
-def _literal(value: str) -> str:
-    """A Jinja string literal of ``value`` made only of ``\\u`` escapes (no quote, no brace)."""
-    return "".join(
-        f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}" for ch in value
-    )
-
-
-def data_template(source: str, done: Sequence[Interpolation]) -> str:
-    """A template's text with each ``${VAR}`` value made data, never template source.
-
-    ``source`` is the text after substitution; ``done`` the substitutions, each with
-    where its value starts (:attr:`Interpolation.at`). A value in the template's plain
-    text becomes ``{{ "<value>" }}``; inside a ``{{ }}`` or ``{% %}`` block, the
-    characters of a string literal (within quotes) or a string literal of its own. The
-    literal is written with ``\\u`` escapes only, so ``{{ ticket | upper }}`` in an
-    environment variable reaches the model as those very characters.
-    """
-    pieces: list[str] = []
-    plain = ""  # the file's own text so far: decides where a value stands
-    cursor = 0
-    for item in sorted(done, key=lambda i: i.at):
-        if item.at < cursor or item.at + len(item.value) > len(source):
-            return source  # positions unknown (an older Interpolation): leave as it is
-        before = source[cursor : item.at]
-        pieces.append(before)
-        plain += before
-        opened = max(plain.rfind("{{"), plain.rfind("{%"))
-        closed = max(plain.rfind("}}"), plain.rfind("%}"))
-        literal = _literal(item.value)
-        if opened > closed:
-            block = plain[opened:]
-            quoted = (block.count("'") - block.count("\\'")) % 2 or (
-                block.count('"') - block.count('\\"')
-            ) % 2
-            pieces.append(literal if quoted else f'"{literal}"')
-        else:
-            pieces.append(f'{{{{ "{literal}" }}}}')
-        cursor = item.at + len(item.value)
-    pieces.append(source[cursor:])
-    return "".join(pieces)

@@ -9,7 +9,8 @@ import pytest
 from sanctum import Interrupt
 from sanctum.oracle.scripted import ScriptedOracle
 from sanctum.spec import compile_ritual, load_ritual
-from sanctum.spec.env import data_template, interpolate
+from sanctum.spec.env import interpolate
+from sanctum.spec.expressions import check_template, compile_template, shown_source
 
 RITUAL = """\
 sanctum: 1
@@ -69,11 +70,12 @@ def test_inputs_are_never_rendered_twice(tmp_path: Path) -> None:
     assert oracle.calls[0][0][-1]["content"] == "Ticket: {{ 7 * 7 }} -- f -- q=f"
 
 
-def test_data_template_keeps_a_text_without_values() -> None:
+def test_the_parsed_source_holds_a_placeholder_never_the_value() -> None:
     text, done = interpolate("plain ${X} text", {"X": "{{ y }}"})
     assert text == "plain {{ y }} text"
     assert done[0].at == 6
-    assert (
-        data_template(text, done)
-        == 'plain {{ "' + "".join(f"\\u{ord(c):04x}" for c in "{{ y }}") + '" }} text'
-    )
+    assert shown_source(text, done) == "plain ${X} text"
+    assert check_template(text, set(), done) == []  # `y` is no name: the value is text
+    template = compile_template(text, sigil="s", field="prompt", done=done)
+    assert template.render({}) == "plain {{ y }} text"
+    assert template.source == "plain ${X} text"
