@@ -14,6 +14,7 @@ from sanctum.errors import FileProblem, RitualFileError, TraceFileError
 
 if TYPE_CHECKING:
     from sanctum.spec import TestResult
+    from sanctum.wards.secrets import Secrets
 
 __all__ = [
     "TraceFileError",
@@ -267,30 +268,39 @@ def xml_text(text: str) -> str:
     return _XML_FORBIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def junit_xml(results: Sequence[TestResult]) -> str:
+def junit_xml(results: Sequence[TestResult], *, secrets: Secrets | None = None) -> str:
     """The results as a JUnit XML report (one testsuite per test file).
 
     Names and messages are written with the characters XML 1.0 forbids escaped as
-    ``\\uXXXX`` text (:func:`xml_text`), so the report always parses.
+    ``\\uXXXX`` text (:func:`xml_text`), so the report always parses. Every text is
+    masked with each result's own ``secrets`` (those of its ritual and test file) and
+    with ``secrets`` given here, whatever produced the results.
     """
     from xml.etree import ElementTree as ET
+
+    from sanctum.wards.secrets import Secrets
 
     root = ET.Element("testsuites", name="sanctum")
     suites: dict[str, ET.Element] = {}
     for result in results:
+        masks = (getattr(result, "secrets", None) or Secrets()) | secrets
+
+        def clean(text: str, masks: Secrets = masks) -> str:
+            return xml_text(masks.mask_text(text))
+
         suite = suites.get(result.file)
         if suite is None:
-            suite = ET.SubElement(root, "testsuite", name=xml_text(result.file))
+            suite = ET.SubElement(root, "testsuite", name=clean(result.file))
             suites[result.file] = suite
         case = ET.SubElement(
             suite,
             "testcase",
-            classname=xml_text(Path(result.file).name.removesuffix(".yaml").replace(".", "_")),
-            name=xml_text(result.name),
+            classname=clean(Path(result.file).name.removesuffix(".yaml").replace(".", "_")),
+            name=clean(result.name),
             time=f"{result.duration:.3f}",
         )
         if not result.passed:
-            message = xml_text(result.message)
+            message = clean(result.message)
             failure = ET.SubElement(case, "failure", message=message, type=result.status)
             failure.text = message
     for element in [root, *suites.values()]:

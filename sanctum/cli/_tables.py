@@ -194,15 +194,18 @@ def test_table(results: Sequence[TestResult]) -> Table:
     table.add_column("time", justify="right", no_wrap=True)
     for result in results:
         mark = Text("PASS", style="green") if result.passed else Text("FAIL", style="bold red")
+        own = getattr(result, "secrets", None)
+        masked = own.mask_text if own else str
         table.add_row(
             mark,
-            Text(printable(_display_path(result.file))),
-            Text(printable(result.name)),
+            Text(printable(masked(_display_path(result.file)))),
+            Text(printable(masked(result.name))),
             Text(printable(result.status)),
             f"{result.duration * 1000:.0f}ms",
         )
         if not result.passed and result.message:
-            table.add_row("", "", Text(printable(result.message, lines=True), style="red"), "", "")
+            why = printable(masked(result.message), lines=True)
+            table.add_row("", "", Text(why, style="red"), "", "")
     return table
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from sanctum.aether import ERRORS_CONDUIT
 from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError
@@ -41,6 +41,7 @@ from sanctum.spec.checks import has_json_type
 from sanctum.spec.diagnostics import Problems, did_you_mean
 from sanctum.spec.loader import YamlPath, load_yaml_file
 from sanctum.spec.models import RitualSpec, ScriptedOracleSpec, ScriptLine
+from sanctum.wards.secrets import Secrets
 
 __all__ = ["RitualTestCase", "RitualTestExpect", "RitualTestSpec", "TestResult", "run_ritual_tests"]
 
@@ -96,6 +97,8 @@ class RitualTestSpec(_Strict):
 
     ritual: str = Field(description="The ritual file, relative to this file.")
     cases: list[RitualTestCase] = Field(description="The cases.")
+    _secrets: list[str] = PrivateAttr(default_factory=list)
+    """The values the file read from the environment (``${VAR}``), masked in results."""
 
 
 @dataclass
@@ -122,6 +125,9 @@ class TestResult:
     status: str = ""
     duration: float = 0.0
     aether: dict[str, Any] = field(default_factory=dict)
+    secrets: Secrets | None = field(default=None, repr=False, compare=False)
+    """What the case's ritual and test file must never show (already masked in the
+    fields above); a report written from the result (JUnit XML) masks with it too."""
 
 
 def load_test_file(path: str | Path, *, env: Mapping[str, str] | None = None) -> RitualTestSpec:
@@ -144,7 +150,8 @@ def load_test_file(path: str | Path, *, env: Mapping[str, str] | None = None) ->
         RitualFileError: For any problem, as ``path:line:column: message``.
     """
     loaded = load_yaml_file(path, env=env, what="test file")
-    problems = Problems(loaded)
+    secrets = _read_values(loaded)
+    problems = Problems(loaded, secrets)
     spec: RitualTestSpec | None = None
     try:
         spec = RitualTestSpec.model_validate(loaded.data)
@@ -159,7 +166,20 @@ def load_test_file(path: str | Path, *, env: Mapping[str, str] | None = None) ->
     if problems or elsewhere:
         raise RitualFileError([*problems.sorted(), *elsewhere])
     assert spec is not None
+    spec._secrets = secrets
     return spec
+
+
+def _read_values(loaded: Any) -> list[str]:
+    """Every value a test file read from the environment (``${VAR}``): its secrets."""
+    return sorted(
+        {
+            item.value
+            for done in loaded.interpolations.values()
+            for item in done
+            if item.value and not item.from_default
+        }
+    )
 
 
 def _ritual_of(
@@ -298,17 +318,23 @@ def _case_cassette(file: str, case: RitualTestCase, record: RecordMode) -> Any:
 
 
 async def _run_case(
-    ritual: Path, case: RitualTestCase, file: str, record: RecordMode = None
+    ritual: Path,
+    case: RitualTestCase,
+    file: str,
+    record: RecordMode = None,
+    secrets: Secrets | None = None,
 ) -> TestResult:
     from sanctum.codex.memory import MemoryCodex
-    from sanctum.spec.compiler import compile_ritual, load_ritual
+    from sanctum.spec.compiler import compile_ritual, load_ritual, ritual_secrets
 
     started = time.perf_counter()
     status, message, aether = "done", "", {}
     reasons: list[str] = []
+    masks = secrets or Secrets()
     try:
         cassette = _case_cassette(file, case, record)
         spec = load_ritual(ritual)
+        masks = ritual_secrets(spec) | masks
         oracles = dict(spec.oracles)
         for name, lines in case.responses.items():
             if name not in oracles:
@@ -342,14 +368,17 @@ async def _run_case(
         status, message = "failed", f"{type(exc).__name__}: {exc}"
     seen = dict(aether)  # a fresh run starts with every conduit's default
     failures = _compare(case, status, message, seen, reasons)
+    # The engine masked what the run wrote; the expectations, the reasons compared and
+    # the case's name come from the test file, and are masked here.
     return TestResult(
         file=file,
-        name=case.name,
+        name=masks.mask_text(case.name),
         passed=not failures,
-        message="; ".join(failures),
+        message=masks.mask_text("; ".join(failures)),
         status=status,
         duration=time.perf_counter() - started,
-        aether=seen,
+        aether=masks.mask(seen),
+        secrets=masks or None,
     )
 
 
@@ -418,7 +447,7 @@ async def arun_ritual_tests(path: str | Path, *, record: RecordMode = None) -> l
             continue
         ritual = file.parent / spec.ritual
         for case in spec.cases:
-            results.append(await _run_case(ritual, case, str(file), record))
+            results.append(await _run_case(ritual, case, str(file), record, Secrets(spec._secrets)))
     return results
 
 
