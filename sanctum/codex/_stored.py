@@ -40,7 +40,9 @@ __all__ = [
     "damaged",
     "damaged_stand_in",
     "decode_refs",
+    "referenced_rows",
     "row_refs",
+    "thaw_each",
     "thaw_seal",
     "value_ids",
 ]
@@ -55,6 +57,18 @@ def aether_column(values: Mapping[str, Step]) -> str:
         f"{encode_basestring_ascii(name)}:{ref_text(step.held)}" for name, step in values.items()
     ]
     return "{" + ",".join(parts) + "}"
+
+
+def referenced_rows(invocation_id: str, location: str, rows: Iterable[tuple[Any, ...]]) -> set[int]:
+    """The value rows Seal rows point at (a row whose refs are damaged is left out:
+    thawing it reports the damage)."""
+    ids: set[int] = set()
+    for row in rows:
+        try:
+            ids.update(value_ids(decode_refs(invocation_id, str(row[0]), location, row[5])))
+        except SealError:
+            continue
+    return ids
 
 
 def row_refs(refs: Mapping[str, Ref]) -> list[int]:
@@ -346,6 +360,25 @@ def _finite(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"the number {text} is out of range")
     return number
+
+
+def thaw_each(
+    invocation_id: str,
+    location: str,
+    rows: Iterable[tuple[Any, ...]],
+    values: Values,
+    on_damage: str = "raise",
+) -> Iterator[Seal]:
+    """:func:`thaw_seal` for each row in turn; with ``on_damage="mark"`` a damaged row
+    gives its :func:`damaged_stand_in` instead of raising (see ``Codex.history``)."""
+    for row in rows:
+        try:
+            seal = thaw_seal(invocation_id, location, row, values)
+        except SealError as exc:
+            if on_damage != "mark":
+                raise
+            seal = damaged_stand_in(row, exc)
+        yield seal
 
 
 def damaged_stand_in(row: tuple[Any, ...], error: SealError) -> Seal:

@@ -41,9 +41,10 @@ from sanctum.codex._stored import (
     Values,
     aether_column,
     child_ids,
-    damaged_stand_in,
     decode_refs,
+    referenced_rows,
     row_refs,
+    thaw_each,
     thaw_seal,
     value_ids,
 )
@@ -489,20 +490,11 @@ class PostgresCodex(Codex):
             rows = await cursor.fetchall()
             if not values:
                 return rows, Values(())
-            ids: set[int] = set()
-            for row in rows:
-                refs = decode_refs(invocation_id, row[0], self.location, row[5])
-                ids.update(value_ids(refs))
+            ids = referenced_rows(invocation_id, self.location, rows)
             return rows, Values(await self._rows(conn, ids))
 
         rows, table = await self._retrying(invocation_id, fetch)
-        for row in rows:
-            try:
-                seal = thaw_seal(invocation_id, self.location, row, table)
-            except SealError as exc:
-                if on_damage != "mark":
-                    raise
-                seal = damaged_stand_in(row, exc)
+        for seal in thaw_each(invocation_id, self.location, rows, table, on_damage):
             yield seal
 
     async def latest_seal_id(self, invocation_id: str) -> str | None:

@@ -38,10 +38,10 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sanctum.codex._layout import PACK_MARK, Held, HeldCache, row_digest, write_step
 from sanctum.codex._serial import EncodedSeal, encode_seal
@@ -50,9 +50,10 @@ from sanctum.codex._stored import (
     Values,
     aether_column,
     child_ids,
-    damaged_stand_in,
     decode_refs,
+    referenced_rows,
     row_refs,
+    thaw_each,
     thaw_seal,
     value_ids,
 )
@@ -82,6 +83,9 @@ _TIP = f"SELECT key, seal_id FROM sanctum_seals WHERE {_RANGE} ORDER BY key DESC
 _INSERT_SEAL = (
     f"INSERT INTO sanctum_seals (key, {_SEAL_COLUMNS}, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+
+_T = TypeVar("_T")
 
 
 def _span(number: int) -> tuple[int, int]:
@@ -242,27 +246,42 @@ class SqliteCodex(Codex):
             seals.append(seal)
         return seals
 
-    def _read(
-        self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
-    ) -> list[Seal]:
-        """Seals of the Invocation matching ``where`` (after the key range), one snapshot."""
+    def _in_snapshot(
+        self,
+        invocation_id: str,
+        where: str,
+        params: tuple[Any, ...],
+        then: Callable[[sqlite3.Connection, builtins.list[tuple[Any, ...]]], _T],
+    ) -> _T:
+        """``then(db, seal rows)`` for the Invocation's Seal rows matching ``where``
+        (after the key range), inside one read snapshot."""
         with self._lock:
             try:
                 db = self._reader()
                 db.execute("BEGIN")
                 try:
                     row = db.execute(_NUMBER, (invocation_id,)).fetchone()
-                    if row is None:
-                        return []
-                    rows = db.execute(
-                        f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
-                        (*_span(int(row[0])), *params),
-                    ).fetchall()
-                    return self._thaw_rows(db, invocation_id, rows, remember)
+                    rows = []
+                    if row is not None:
+                        rows = db.execute(
+                            f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
+                            (*_span(int(row[0])), *params),
+                        ).fetchall()
+                    return then(db, rows)
                 finally:
                     db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise self._failed(exc, "read seals", invocation_id) from None
+
+    def _read(
+        self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False
+    ) -> list[Seal]:
+        """Seals of the Invocation matching ``where`` (after the key range), one snapshot."""
+
+        def thaw(db: sqlite3.Connection, rows: builtins.list[tuple[Any, ...]]) -> list[Seal]:
+            return self._thaw_rows(db, invocation_id, rows, remember) if rows else []
+
+        return self._in_snapshot(invocation_id, where, params, thaw)
 
     async def get(self, invocation_id: str) -> Seal | None:
         """Return the Invocation's most recently written Seal, or None.
@@ -285,30 +304,19 @@ class SqliteCodex(Codex):
         self, invocation_id: str, values: bool
     ) -> tuple[builtins.list[tuple[Any, ...]], Values]:
         """The Invocation's Seal rows, oldest first, and (``values``) the value rows
-        they point at — one read snapshot."""
-        with self._lock:
-            try:
-                db = self._reader()
-                db.execute("BEGIN")
-                try:
-                    row = db.execute(_NUMBER, (invocation_id,)).fetchone()
-                    if row is None:
-                        return [], Values(())
-                    rows = db.execute(
-                        f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} ORDER BY key",
-                        _span(int(row[0])),
-                    ).fetchall()
-                    if not values:
-                        return [(*r[:5], "{}") for r in rows], Values(())
-                    ids: set[int] = set()
-                    for r in rows:
-                        refs = decode_refs(invocation_id, str(r[0]), self._location, r[5])
-                        ids.update(value_ids(refs))
-                    return rows, Values(self._rows(db, ids))
-                finally:
-                    db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise self._failed(exc, "read seals", invocation_id) from None
+        they point at — one read snapshot (a row whose refs are damaged is left for
+        :func:`thaw_each` to report)."""
+
+        def collect(
+            db: sqlite3.Connection, rows: builtins.list[tuple[Any, ...]]
+        ) -> tuple[builtins.list[tuple[Any, ...]], Values]:
+            if not values:
+                return [(*r[:5], "{}") for r in rows], Values(())
+            return rows, Values(
+                self._rows(db, referenced_rows(invocation_id, self._location, rows))
+            )
+
+        return self._in_snapshot(invocation_id, "ORDER BY key", (), collect)
 
     async def history(
         self, invocation_id: str, *, values: bool = True, on_damage: str = "raise"
@@ -325,13 +333,7 @@ class SqliteCodex(Codex):
             SealError: If the file cannot be opened or a Seal row was damaged.
         """
         rows, table = self._snapshot(invocation_id, values)
-        for row in rows:
-            try:
-                seal = thaw_seal(invocation_id, self._location, row, table)
-            except SealError as exc:
-                if on_damage != "mark":
-                    raise
-                seal = damaged_stand_in(row, exc)
+        for seal in thaw_each(invocation_id, self._location, rows, table, on_damage):
             yield seal
 
     async def latest_seal_id(self, invocation_id: str) -> str | None:

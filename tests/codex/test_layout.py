@@ -255,3 +255,20 @@ async def test_an_out_of_range_number_in_a_value_is_a_seal_error(codex: SqliteCo
             await fresh.get_seal("f", written[0].seal_id)
     finally:
         await fresh.aclose()
+
+
+async def test_a_damaged_aether_column_is_marked_in_a_listing(codex: SqliteCodex) -> None:
+    written = await chain(codex, "col", [{"messages": m} for m in _growing(4)])
+    with sqlite3.connect(codex.path) as db:
+        db.execute(
+            "UPDATE sanctum_seals SET aether = 'not refs' WHERE seal_id = ?",
+            (written[2].seal_id,),
+        )
+    fresh = SqliteCodex(codex.path)
+    try:
+        marked = [seal async for seal in fresh.history("col", on_damage="mark")]
+    finally:
+        await fresh.aclose()
+    assert [seal.seal_id for seal in marked] == [seal.seal_id for seal in written]
+    assert "aether column" in marked[2].metadata["damaged"]
+    assert marked[3].aether == written[3].aether
