@@ -189,8 +189,8 @@ def test_sanctum_test_records_then_replays_offline_with_junit(folder: Path) -> N
 
     server = served()
     try:
-        recorded = invoke(
-            ["test", "--record-missing"], folder, env={**env, "OLLAMA_URL": server.url}
+        recorded = invoke(  # on a developer's machine: CI unset, even when the suite runs in CI
+            ["test", "--record-missing"], folder, env={**env, "OLLAMA_URL": server.url, "CI": ""}
         )
     finally:
         server.stop()
