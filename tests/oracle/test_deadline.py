@@ -107,7 +107,10 @@ def _chunked(pieces: list[bytes]) -> list[bytes]:
 
 def _head(content_type: str, *, length: int | None = None) -> bytes:
     framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
-    return f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{framing}\r\n\r\n".encode()
+    # one answer per connection, said so: a client must not reuse it for the next call
+    return (
+        f"HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\n{framing}\r\nConnection: close\r\n\r\n"
+    ).encode()
 
 
 def _byte_by_byte_json(interval: float) -> TrickleServer:
