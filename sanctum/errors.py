@@ -8,8 +8,9 @@ Where the specification promises a built-in exception type (``ValueError`` from 
 router, ``TypeError`` from a non-mapping delta, ``ValueError`` from a Tome), the class
 here inherits from both, so ``except ValueError`` keeps working.
 
-Each class carries its context as keyword-only attributes and renders a message that
-reads well on its own in a terminal::
+Each class carries its context as keyword-only attributes (all optional, so
+``raise SigilExecutionError("message")`` works as in the original engine) and renders
+a message that reads well on its own in a terminal::
 
     SanctumError
     ├── RitualValidationError        a Ritual cannot be compiled into a Rite
@@ -159,9 +160,9 @@ class SigilExecutionError(SanctumError):
 
     def __init__(
         self,
-        message: str,
+        message: str = "",
         *,
-        sigil: str,
+        sigil: str = "",
         aether: Mapping[str, Any] | None = None,
         invocation_id: str | None = None,
     ) -> None:
@@ -180,10 +181,10 @@ class SigilTimeoutError(SigilExecutionError):
 
     def __init__(
         self,
-        message: str,
+        message: str = "",
         *,
-        sigil: str,
-        timeout: float,
+        sigil: str = "",
+        timeout: float = 0.0,
         aether: Mapping[str, Any] | None = None,
         invocation_id: str | None = None,
     ) -> None:
@@ -198,7 +199,14 @@ class RecursionLimitError(SanctumError):
     the Rite's recursion_limit.
     """
 
-    def __init__(self, message: str, *, invocation_id: str, sigil: str | None, limit: int) -> None:
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        invocation_id: str = "",
+        sigil: str | None = None,
+        limit: int = 0,
+    ) -> None:
         super().__init__(message)
         self.invocation_id = invocation_id
         self.sigil = sigil
@@ -212,9 +220,11 @@ class SigilJoinError(SanctumError):
     predecessors it is still missing.
     """
 
-    def __init__(self, message: str, *, pending: Mapping[str, Sequence[str]]) -> None:
+    def __init__(
+        self, message: str = "", *, pending: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
         super().__init__(message)
-        self.pending: dict[str, list[str]] = {k: sorted(v) for k, v in pending.items()}
+        self.pending: dict[str, list[str]] = {k: sorted(v) for k, v in (pending or {}).items()}
 
 
 class WardRejection(SanctumError):
@@ -385,7 +395,7 @@ class SpellExecutionError(SpellError):
     ``spell`` names the Spell; the original exception, if any, is ``__cause__``.
     """
 
-    def __init__(self, message: str, *, spell: str) -> None:
+    def __init__(self, message: str = "", *, spell: str = "") -> None:
         super().__init__(message)
         self.spell = spell
 

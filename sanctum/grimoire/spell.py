@@ -59,6 +59,12 @@ class Spell:
         """Call ``fn`` directly, unchanged (no schema checks, no error wrapping)."""
         return self.fn(*args, **kwargs)
 
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """``fn``'s signature, so callers that inspect a callable (``scatter`` choosing
+        ``fn(item)`` or ``fn(item, aether)``) see the Spell's real parameters."""
+        return inspect.signature(self.fn)
+
     def schema(self) -> dict[str, Any]:
         """The JSON schema handed to Oracles: name, description, parameters.
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sanctum.aether.schema import ERRORS_CONDUIT, AetherSchema
+from sanctum.codex.frontier import Frontier
 from sanctum.errors import DeltaTypeError, RouteError, SigilJoinError
 from sanctum.ritual.constants import END, START
 from sanctum.ritual.graph import Graph, SigilPlan
@@ -250,9 +251,10 @@ def with_error(aether: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str,
     return new
 
 
-def frontier_names(frontier: Sequence[SigilPlan]) -> tuple[str, ...]:
-    """The names of a frontier, in bind order."""
-    return tuple(plan.name for plan in frontier)
+def frontier_names(frontier: Sequence[SigilPlan]) -> Frontier:
+    """The names of a frontier, in bind order: a :class:`~sanctum.codex.frontier.Frontier`
+    (a tuple that also equals a list of the same names), for Seals and Omens alike."""
+    return Frontier(plan.name for plan in frontier)
 
 
 def restore_frontier(names: Sequence[str], graph: Graph) -> tuple[SigilPlan, ...]:
