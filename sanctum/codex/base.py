@@ -44,7 +44,14 @@ from sanctum.codex.claims import claim_alive, ledger_id, seal_status
 from sanctum.codex.frontier import Frontier
 from sanctum.errors import SealError
 
-__all__ = ["Codex", "InvocationSummary", "Seal", "find_unserialisable", "new_seal_id"]
+__all__ = [
+    "Codex",
+    "InvocationSummary",
+    "LedgerCodex",
+    "Seal",
+    "find_unserialisable",
+    "new_seal_id",
+]
 
 
 def new_seal_id() -> str:
@@ -284,14 +291,54 @@ class Codex(ABC):
         """Record ``holder`` as the one call running the Invocation, unless one runs it.
 
         ``holder`` is a record from :func:`sanctum.codex.claims.new_claim`. The engine
+        claims before a call runs anything and :meth:`release` s when it ends. This
+        default claims nothing (returns None: a store of your own keeps exactly the
+        Invocations you run, as in the original engine; two processes resuming one
+        Invocation are still kept from forking its history by :meth:`put_next`). The
+        built-in stores claim for real: see :class:`LedgerCodex`.
+
+        Returns:
+            None when ``holder`` now holds the Invocation; otherwise the record of the
+            live holder.
+
+        Raises:
+            SealError: If the store cannot be read or written.
+        """
+        return None
+
+    async def release(self, invocation_id: str, holder: Mapping[str, Any]) -> None:
+        """End ``holder``'s claim on the Invocation (see :meth:`claim`); the default
+        does nothing."""
+
+    async def holder(self, invocation_id: str) -> Mapping[str, Any] | None:
+        """The record of the live call running the Invocation, or None (the default:
+        no claims are kept)."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release connections or file handles. Idempotent; the default does nothing."""
+
+
+class LedgerCodex(Codex):
+    """A Codex that keeps claims (see :meth:`Codex.claim`) as small Seals in a ledger.
+
+    The ledger of an Invocation is the Invocation
+    :func:`~sanctum.codex.claims.ledger_id` (which listings leave out), appended
+    through :meth:`put_next`: the compare-and-set a store already has makes a claim
+    atomic across processes, with no new table — one read and one write per call,
+    none per superstep. MemoryCodex, SqliteCodex and PostgresCodex are LedgerCodices.
+    """
+
+    async def claim(
+        self, invocation_id: str, holder: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """Record ``holder`` as the one call running the Invocation, unless one runs it.
+
+        ``holder`` is a record from :func:`sanctum.codex.claims.new_claim`. The engine
         claims before a call runs anything, and :meth:`release` s when it ends, so of
         two processes starting or resuming one Invocation at once only one runs.
 
-        The default keeps claims as small Seals in a ledger of their own (the
-        Invocation :func:`~sanctum.codex.claims.ledger_id`, which listings leave out),
-        appended through :meth:`put_next`: the compare-and-set a store already has
-        makes the claim atomic across processes, with no new table. One read and one
-        write per call; none per superstep.
+        Kept as a Seal in the Invocation's ledger (see the class docstring).
 
         Returns:
             None when ``holder`` now holds the Invocation; otherwise the record of the
@@ -364,9 +411,6 @@ class Codex(ABC):
         if isinstance(current, Mapping) and claim_alive(current, head.timestamp):
             return current
         return None
-
-    async def aclose(self) -> None:
-        """Release connections or file handles. Idempotent; the default does nothing."""
 
 
 def concurrent_write(invocation_id: str, expected: str | None, found: str | None) -> SealError:

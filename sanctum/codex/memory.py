@@ -31,8 +31,8 @@ from sanctum.codex._stored import (
     value_ids,
 )
 from sanctum.codex.base import (
-    Codex,
     InvocationSummary,
+    LedgerCodex,
     Seal,
     concurrent_write,
     find_unserialisable,
@@ -62,7 +62,7 @@ class _Entry:
         return _copied(self.live[1]) if self.live is not None else decode_json(self.metadata)
 
 
-class MemoryCodex(Codex):
+class MemoryCodex(LedgerCodex):
     """Ephemeral in-memory ledger of Seals.
 
     MemoryCodex — an in-memory checkpoint store. Stores histories in a plain dict keyed

@@ -48,7 +48,7 @@ from sanctum.codex._stored import (
     thaw_seal,
     value_ids,
 )
-from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.codex.base import InvocationSummary, LedgerCodex, Seal, concurrent_write
 from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import CodexUnavailableError, SealError
 
@@ -116,7 +116,7 @@ def _migrations(s: str) -> list[tuple[str, list[str]]]:
     ]
 
 
-class PostgresCodex(Codex):
+class PostgresCodex(LedgerCodex):
     """A ledger of Seals kept by a PostgreSQL server.
 
     PostgresCodex — a shared checkpoint store. Same contract and JSON rule as

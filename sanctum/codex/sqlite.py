@@ -57,7 +57,7 @@ from sanctum.codex._stored import (
     thaw_seal,
     value_ids,
 )
-from sanctum.codex.base import Codex, InvocationSummary, Seal, concurrent_write
+from sanctum.codex.base import InvocationSummary, LedgerCodex, Seal, concurrent_write
 from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import SealError
 
@@ -129,7 +129,7 @@ class _NoCheck:
 _NO_CHECK = _NoCheck()
 
 
-class SqliteCodex(Codex):
+class SqliteCodex(LedgerCodex):
     """Durable single-file ledger of Seals.
 
     SqliteCodex — a checkpoint store in one SQLite file. Persists Seals to a SQLite

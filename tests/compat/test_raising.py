@@ -76,3 +76,29 @@ async def test_scatter_maps_a_spell_over_items() -> None:
     ritual.set_entry_point("fan")
     result = await ritual.compile().ainvoke({"xs": ["a", "b"]})
     assert result["ys"] == ["A", "B"]
+
+
+async def test_a_store_of_your_own_keeps_only_the_invocations_you_run() -> None:
+    from sanctum import END, Codex, Ritual, Seal
+
+    class Shelf(Codex):
+        def __init__(self) -> None:
+            self.seals: dict[str, list[Seal]] = {}
+
+        async def put(self, invocation_id: str, seal: Seal) -> None:
+            self.seals.setdefault(invocation_id, []).append(seal)
+
+        async def get(self, invocation_id: str) -> Seal | None:
+            history = self.seals.get(invocation_id)
+            return history[-1] if history else None
+
+        async def list(self, invocation_id: str) -> list[Seal]:
+            return list(self.seals.get(invocation_id, []))
+
+    shelf = Shelf()
+    ritual = Ritual()
+    ritual.add_sigil("a", lambda aether: {"n": 1})
+    ritual.add_edge("a", END)
+    ritual.set_entry_point("a")
+    assert await ritual.compile(codex=shelf).ainvoke({}, invocation_id="mine") == {"n": 1}
+    assert list(shelf.seals) == ["mine"]
