@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sanctum.spec import compile_ritual, load_ritual
+from sanctum.ritualfile import compile_ritual, load_ritual
 
 SIGILS = 499  # plus one more fed from START: 500 sigils
 

@@ -44,7 +44,7 @@ def test_non_finite_numbers_are_refused(text: str) -> None:
 
 
 def test_raw_pairs_are_read_for_the_declared_type(tmp_path: Path) -> None:
-    from sanctum.spec import load_ritual
+    from sanctum.ritualfile import load_ritual
 
     ritual = tmp_path / "r.yaml"
     ritual.write_text(TYPED, encoding="utf-8")
@@ -64,7 +64,7 @@ def test_raw_pairs_are_read_for_the_declared_type(tmp_path: Path) -> None:
 
 
 def test_updates_are_checked_against_the_conduits(tmp_path: Path) -> None:
-    from sanctum.spec import load_ritual
+    from sanctum.ritualfile import load_ritual
 
     ritual = tmp_path / "r.yaml"
     ritual.write_text(TYPED, encoding="utf-8")
@@ -354,9 +354,9 @@ async def test_tokens_from_inside_a_circle_reach_the_tokens_mode(tmp_path: Path)
 
 
 def test_inputs_nest_as_deep_as_a_yaml_file_may(tmp_path: Path) -> None:
-    from sanctum._facade.inputs import MAX_INPUT_DEPTH
-    from sanctum.spec import load_ritual
-    from sanctum.spec.loader import MAX_DEPTH
+    from sanctum.api._inputs import MAX_INPUT_DEPTH
+    from sanctum.ritualfile import load_ritual
+    from sanctum.ritualfile.loader import MAX_DEPTH
 
     assert MAX_INPUT_DEPTH == MAX_DEPTH == 64
     assert api.parse_input_pairs(["tags=" + "[" * 64 + "]" * 64])["tags"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sanctum.spec import check_ritual, compile_ritual, load_ritual, run_ritual_tests
+from sanctum.ritualfile import check_ritual, compile_ritual, load_ritual, run_ritual_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 RITUALS = sorted(p for p in (ROOT / "rituals").rglob("*.yaml") if not p.name.endswith(".test.yaml"))
@@ -76,7 +76,7 @@ def test_hello_runs_with_its_sqlite_codex(tmp_path: Path, monkeypatch: pytest.Mo
     "test_file", sorted((ROOT / "rituals").glob("*.test.yaml")), ids=lambda p: p.name
 )
 def test_test_files_check_against_their_rituals(test_file: Path) -> None:
-    from sanctum.spec.testcases import load_test_file
+    from sanctum.ritualfile.testcases import load_test_file
 
     assert load_test_file(test_file).cases
 

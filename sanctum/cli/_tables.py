@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from sanctum.codex.base import InvocationSummary, Seal
-    from sanctum.spec import TestResult
+    from sanctum.ritualfile import TestResult
 
 __all__ = [
     "format_time",

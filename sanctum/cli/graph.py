@@ -35,8 +35,8 @@ def graph(
     ] = None,
 ) -> None:
     """Draw a ritual's graph (Mermaid renders in GitHub markdown)."""
-    from sanctum._facade.files import check_regular_file
-    from sanctum.spec import load_ritual, ritual_graph
+    from sanctum.api._files import check_regular_file
+    from sanctum.ritualfile import load_ritual, ritual_graph
 
     check_regular_file(ritual)
     text = ritual_graph(load_ritual(ritual), format.value)

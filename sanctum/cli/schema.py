@@ -20,7 +20,7 @@ def schema(
     ] = None,
 ) -> None:
     """Print the JSON Schema of ritual files (point yaml-language-server at it)."""
-    from sanctum.spec import ritual_json_schema
+    from sanctum.ritualfile import ritual_json_schema
 
     text = json.dumps(ritual_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if output is None:

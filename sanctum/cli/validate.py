@@ -24,7 +24,7 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
     files print ``path: ok`` unless ``quiet``.
     """
     from sanctum.errors import RitualFileError
-    from sanctum.spec.compiler import check_ritual
+    from sanctum.ritualfile.compiler import check_ritual
 
     bad = 0
     for path in paths:
@@ -33,13 +33,13 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
         if path.exists() and not path.is_file() and not path.is_dir():
             # a named pipe or a device: reading would never end (the facade is loaded
             # only here, so that a plain validation stays light)
-            from sanctum._facade.files import special_file_problem
+            from sanctum.api._files import special_file_problem
 
             special = special_file_problem(path, what="test file" if test_file else "ritual file")
         if special is not None:
             problems = [special]
         elif test_file:
-            from sanctum.spec.testcases import load_test_file
+            from sanctum.ritualfile.testcases import load_test_file
 
             try:
                 load_test_file(path)

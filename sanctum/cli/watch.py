@@ -43,7 +43,7 @@ def watch(
     from watchfiles import watch as changes_of
 
     from sanctum import api
-    from sanctum._facade.files import check_regular_file
+    from sanctum.api._files import check_regular_file
     from sanctum.cli.validate import validate_files
 
     values: dict[str, object] = {}

@@ -1,73 +1,41 @@
-"""The ritual file: a YAML format for Rituals, validated, compiled, drawn and tested.
+"""Deprecated alias of :mod:`sanctum.ritualfile`; kept importable for one release.
 
-RitualSpec — the pydantic model of a ritual file. :func:`load_ritual` reads a file
-strictly (positions kept for ``path:line:column`` messages), :func:`compile_ritual`
-seals it into a Rite through the engine's public API, :func:`check_ritual` lists every
-problem without running user code, :func:`ritual_graph` draws it (Mermaid or DOT),
-:func:`ritual_json_schema` gives the JSON Schema editors use, and
-:func:`run_ritual_tests` runs ``*.test.yaml`` smoke cases. :func:`load_yaml_data` reads
-a plain YAML/JSON data document (an input file) with the same strictness.
-
-The names are loaded on first use (PEP 562): ``from sanctum.spec import check_ritual``
-imports the compiler but not the test runner, the graph drawer or the JSON Schema, so
-``sanctum validate`` starts quickly.
+``import sanctum.spec`` (and ``sanctum.spec.<module>``) warns with a
+:class:`DeprecationWarning` and hands back the :mod:`sanctum.ritualfile` modules
+themselves, so objects compare identical whichever name imported them.
 """
 
 from __future__ import annotations
 
 import importlib
-import typing
+import sys
+import warnings
 
-from sanctum.errors import ExpressionError, FileProblem, RitualFileError
+from sanctum.ritualfile import *  # noqa: F403
+from sanctum.ritualfile import __all__ as __all__
 
-if typing.TYPE_CHECKING:
-    from sanctum.spec.compiler import check_ritual, compile_ritual, load_ritual
-    from sanctum.spec.graph import ritual_graph
-    from sanctum.spec.loader import load_yaml_data
-    from sanctum.spec.models import RitualSpec
-    from sanctum.spec.schema import ritual_json_schema
-    from sanctum.spec.testcases import RitualTestSpec, TestResult, run_ritual_tests
+warnings.warn(
+    "sanctum.spec was renamed sanctum.ritualfile; import sanctum.ritualfile instead "
+    "(the old name goes in the next release)",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
-__all__ = [
-    "ExpressionError",
-    "FileProblem",
-    "RitualFileError",
-    "RitualSpec",
-    "RitualTestSpec",
-    "TestResult",
-    "check_ritual",
-    "compile_ritual",
-    "load_ritual",
-    "load_yaml_data",
-    "ritual_graph",
-    "ritual_json_schema",
-    "run_ritual_tests",
-]
+_MODULES = (
+    "checks",
+    "compiler",
+    "diagnostics",
+    "env",
+    "expressions",
+    "graph",
+    "loader",
+    "models",
+    "resolve",
+    "schema",
+    "shape",
+    "testcases",
+    "topology",
+)
 
-_HOMES = {
-    "RitualSpec": "sanctum.spec.models",
-    "RitualTestSpec": "sanctum.spec.testcases",
-    "TestResult": "sanctum.spec.testcases",
-    "check_ritual": "sanctum.spec.compiler",
-    "compile_ritual": "sanctum.spec.compiler",
-    "load_ritual": "sanctum.spec.compiler",
-    "load_yaml_data": "sanctum.spec.loader",
-    "ritual_graph": "sanctum.spec.graph",
-    "ritual_json_schema": "sanctum.spec.schema",
-    "run_ritual_tests": "sanctum.spec.testcases",
-}
-
-
-def __getattr__(name: str) -> typing.Any:
-    """Import a public name from its module on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'sanctum.spec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the lazily loaded ones included."""
-    return sorted({*globals(), *__all__})
+for _name in _MODULES:
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(f"sanctum.ritualfile.{_name}")

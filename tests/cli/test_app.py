@@ -98,7 +98,7 @@ def test_help_loads_no_heavy_dependency(tmp_path: Path) -> None:
         "    app(['--help'], prog_name='sanctum')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('pydantic', 'yaml', 'jinja2', 'httpx', 'sanctum.spec', "
+        "heavy = [m for m in ('pydantic', 'yaml', 'jinja2', 'httpx', 'sanctum.ritualfile', "
         "'sanctum.api', 'sanctum.ritual.scheduler', 'watchfiles') if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
@@ -119,9 +119,9 @@ def test_help_in_a_fresh_interpreter_imports_no_heavy_layer(tmp_path: Path) -> N
         "httpx",
         "yaml",
         "asyncio",
-        "sanctum.spec",
+        "sanctum.ritualfile",
         "sanctum.api",
-        "sanctum._facade",
+        "sanctum.api",
         "sanctum.ritual",
         "sanctum.grimoire",
         "sanctum.oracle",

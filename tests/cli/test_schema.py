@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sanctum.spec import ritual_json_schema
+from sanctum.ritualfile import ritual_json_schema
 from tests.cli.helpers import invoke
 
 

@@ -7,7 +7,7 @@ import re
 from sanctum.cli import _tables
 from sanctum.cli._tables import invocations_table, print_table, seals_table
 from sanctum.codex.base import InvocationSummary, Seal
-from sanctum.spec import TestResult
+from sanctum.ritualfile import TestResult
 from tests.cli.render import console, text_of
 
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")

@@ -76,16 +76,16 @@ def test_validate_in_a_fresh_interpreter_loads_only_what_it_checks_with(tmp_path
     modules, done = imported_modules(["validate", str(ritual)], tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{ritual}: ok\n"
-    assert "sanctum.spec.compiler" in modules  # the probe does see our imports
+    assert "sanctum.ritualfile.compiler" in modules  # the probe does see our imports
     unneeded = (
         "rich",
         "typer.rich_utils",
         "httpx",
         "sanctum.api",
-        "sanctum._facade",
-        "sanctum.spec.testcases",
-        "sanctum.spec.graph",
-        "sanctum.spec.schema",
+        "sanctum.api",
+        "sanctum.ritualfile.testcases",
+        "sanctum.ritualfile.graph",
+        "sanctum.ritualfile.schema",
         "sanctum.grimoire",  # a ritual of set sigils needs no oracle/agent/spell factory
         "sanctum.oracle.robust",
         "sanctum.codex.sqlite",

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from sanctum.errors import RitualFileError, SigilExecutionError
-from sanctum.spec import check_ritual, compile_ritual
-from sanctum.spec.expressions import (
+from sanctum.ritualfile import check_ritual, compile_ritual
+from sanctum.ritualfile.expressions import (
     MAX_BUILT_BYTES,
     MAX_ITEMS,
     ExpressionError,
@@ -219,8 +219,8 @@ def test_a_run_time_refusal_fails_the_sigil_naming_it_and_the_field(tmp_path: Pa
 
 PROBE = """
 import json, resource, sys
-from sanctum.spec import check_ritual
-from sanctum.spec.expressions import ExpressionError, compile_expression, compile_template
+from sanctum.ritualfile import check_ritual
+from sanctum.ritualfile.expressions import ExpressionError, compile_expression, compile_template
 
 aether = json.loads(sys.argv[3])
 aether["big"] = "y" * 900_000

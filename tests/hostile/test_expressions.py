@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from sanctum.errors import RitualFileError, SigilExecutionError
-from sanctum.spec import compile_ritual
-from sanctum.spec.expressions import ExpressionError, compile_expression, compile_template
+from sanctum.ritualfile import compile_ritual
+from sanctum.ritualfile.expressions import ExpressionError, compile_expression, compile_template
 
 RUNTIME_REFUSALS = {
     "'x' * 10**9": "repetition would build",

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sanctum.errors import RitualFileError
 from sanctum.ritual import Rite
-from sanctum.spec import compile_ritual, load_ritual, load_yaml_data
+from sanctum.ritualfile import compile_ritual, load_ritual, load_yaml_data
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = (ROOT / "rituals" / "hello.yaml").read_text(encoding="utf-8")

@@ -18,7 +18,7 @@ from sanctum.api import resume, run
 from sanctum.codex.memory import MemoryCodex
 from sanctum.errors import Interrupt
 from sanctum.oracle.scripted import ScriptedOracle
-from sanctum.spec import compile_ritual, load_ritual
+from sanctum.ritualfile import compile_ritual, load_ritual
 from tests.cli.helpers import invoke
 
 HOSTILE = [

@@ -24,7 +24,7 @@ from xml.etree import ElementTree
 import pytest
 
 from sanctum.api import junit_xml
-from sanctum.spec import TestResult
+from sanctum.ritualfile import TestResult
 from sanctum.wards.secrets import Secrets
 from tests.cli.helpers import invoke, sanctum
 

@@ -10,7 +10,7 @@ import pytest
 from sanctum.codex.sqlite import SqliteCodex
 from sanctum.errors import RitualFileError
 from sanctum.oracle.scripted import ScriptedOracle
-from sanctum.spec import check_ritual, compile_ritual, load_ritual
+from sanctum.ritualfile import check_ritual, compile_ritual, load_ritual
 
 KEY = "sk-test-4f9a1c2b7d8e9f0a1b2c3d4e"
 

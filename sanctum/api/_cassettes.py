@@ -1,0 +1,64 @@
+"""Opening the cassette a ``run``/``resume`` records to or replays from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sanctum.api._inputs import RitualInputError
+from sanctum.errors import CassetteError
+
+if TYPE_CHECKING:
+    from sanctum.oracle.cassette import CassettePlayer, CassetteRecorder
+
+__all__ = ["open_cassette"]
+
+
+def open_cassette(
+    *,
+    record: str | Path | None,
+    replay: str | Path | None,
+    command: str,
+    superstep: int,
+    invocation: str,
+) -> CassetteRecorder | CassettePlayer | None:
+    """The recorder or player for ``--record`` / ``--replay`` (None for neither).
+
+    A ``run`` records a new cassette (replacing the file, keeping its matching rules);
+    a ``resume`` appends a session to it. A ``resume`` replays the session recorded
+    from the same superstep; a ``run`` replays from the first session.
+
+    Args:
+        record: The cassette to write, or None.
+        replay: The cassette to answer from, or None.
+        command: ``run`` or ``resume``.
+        superstep: The superstep of the Seal a resume continues from (0 for a run).
+        invocation: The invocation id, written to the session line.
+
+    Raises:
+        RitualInputError: If both are given, or the cassette cannot be read or written
+            (exit status 2 from the command line).
+    """
+    from sanctum.oracle.cassette import CassettePlayer, CassetteRecorder
+
+    if record is not None and replay is not None:
+        raise RitualInputError(
+            "--record and --replay exclude each other: record against the real oracles "
+            "once, then replay",
+            source="--record",
+        )
+    try:
+        if record is not None:
+            return CassetteRecorder(
+                record,
+                append=command == "resume",
+                command=command,
+                superstep=superstep,
+                invocation=invocation,
+            )
+        if replay is not None:
+            return CassettePlayer(replay, superstep=superstep if command == "resume" else None)
+    except CassetteError as exc:
+        option = "--record" if record is not None else "--replay"
+        raise RitualInputError(f"{option}: {exc}", source=option) from None
+    return None

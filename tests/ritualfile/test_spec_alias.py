@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def test_the_old_name_warns_and_hands_back_the_same_modules() -> None:
+    code = (
+        "import warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from sanctum.spec.loader import load_yaml_file\n"
+        "    import sanctum.spec\n"
+        "import sanctum.ritualfile as package\n"
+        "import sanctum.ritualfile.loader as new\n"
+        "assert load_yaml_file is new.load_yaml_file\n"
+        "assert sanctum.spec.compile_ritual is package.compile_ritual\n"
+        "kinds = {w.category.__name__ for w in caught}\n"
+        "texts = [str(w.message) for w in caught]\n"
+        "print(kinds, texts[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "DeprecationWarning" in done.stdout
+    assert "import sanctum.ritualfile instead" in done.stdout
