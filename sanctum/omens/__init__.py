@@ -1,5 +1,8 @@
 """Omens — stream events — and the stream modes that select them.
 
+Each Omen class declares the stream mode that yields it (``mode``, a class variable);
+:data:`STREAM_MODES` and :func:`resolve_modes` are built from those declarations.
+
 ``TraceRecorder`` and ``render_trace`` (sanctum's tracing, :mod:`sanctum.tracing`) are
 also available here and at :mod:`sanctum.omens.tracing`, where the original engine kept
 them; they are imported on first use (PEP 562), since tracing is built on this package.
@@ -31,8 +34,7 @@ from sanctum.omens.events import (
 from sanctum.omens.modes import STREAM_MODES, resolve_modes
 
 if typing.TYPE_CHECKING:
-    from sanctum.tracing.recorder import TraceRecorder
-    from sanctum.tracing.render import render_trace
+    from sanctum.omens.tracing import TraceRecorder, render_trace
 
 __all__ = [
     "STREAM_MODES",

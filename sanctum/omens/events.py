@@ -2,7 +2,18 @@
 
 Omen — a stream event. Every Omen is a frozen, keyword-only dataclass stamped with an
 epoch ``timestamp`` (seconds) at creation. The scheduler emits Omens at each lifecycle
-point; ``Rite.astream`` filters them by mode (see :mod:`sanctum.omens.modes`).
+point; ``Rite.astream`` filters them by mode:
+
+* ``"updates"``: SigilCompleted — one Omen per finished Sigil, with its delta.
+* ``"values"``: SuperstepCompleted — the full Aether after each superstep.
+* ``"tokens"``: TokenEmitted — what a Sigil pushes through its writer while it runs.
+* ``"omens"``: the granular lifecycle — RiteBegan, SuperstepBegan, SigilBegan,
+  SigilCompleted, SealWritten, RiteManifested, and the retries, repairs, rejections and
+  Circle echoes around them.
+
+Each Omen class declares the mode that yields it in its ``mode`` class variable (and any
+further modes in ``also_in``); :data:`STREAM_MODES` is built from those declarations, so
+a new Omen class is listed in exactly one place, its own body.
 
 Lifecycle Omens carry ``invocation_id`` and ``superstep`` (1-based; 0 before the first
 superstep; ``""`` and 0 when an Omen is built by hand without them). Omens raised from
@@ -14,13 +25,16 @@ are left empty.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, TypeVar
 
+from sanctum.errors import StreamModeError
 from sanctum.omens._quick import quicken
 
 __all__ = [
+    "OMEN_KINDS",
+    "STREAM_MODES",
     "WRITTEN",
     "CircleEchoed",
     "DeltaRejected",
@@ -38,28 +52,59 @@ __all__ = [
     "TokenEmitted",
     "Writer",
     "Written",
+    "resolve_modes",
 ]
 
+_MODE_NAMES = ("updates", "values", "tokens", "omens")  # the order messages list them in
 
+
+@quicken  # the same dataclass, built about a third faster (see sanctum.omens._quick)
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Omen:
     """A sign given off by the ritual, stamped with its moment.
 
     Base class of every streaming event; ``timestamp`` is epoch seconds at creation.
+    ``mode`` names the stream mode that yields the class (``""``: none, as for an Omen
+    subclass a program defines for itself) and ``also_in`` any further modes.
     """
+
+    mode: ClassVar[str] = ""
+    also_in: ClassVar[tuple[str, ...]] = ()
 
     timestamp: float = field(default_factory=time.time)
 
 
+_Kind = TypeVar("_Kind", bound=type[Omen])
+_KINDS: list[type[Omen]] = []
+
+
+def _streamed(cls: _Kind) -> _Kind:
+    """Register the Omen class ``cls`` under the stream modes it declares, and quicken it.
+
+    Raises:
+        TypeError: If ``cls`` names a stream mode that does not exist (a typo in sanctum).
+    """
+    for name in (cls.mode, *cls.also_in):
+        if name not in _MODE_NAMES:
+            raise TypeError(f"{cls.__name__} declares unknown stream mode {name!r}")
+    _KINDS.append(cls)
+    quicken(cls)
+    return cls
+
+
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RiteBegan(Omen):
     """The invocation has started (fresh, or resumed from ``resumed_from``, a seal_id)."""
+
+    mode: ClassVar[str] = "omens"
 
     invocation_id: str = ""
     superstep: int = 0
     resumed_from: str | None = None
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SuperstepBegan(Omen):
     """A superstep is about to run its frontier.
@@ -67,20 +112,26 @@ class SuperstepBegan(Omen):
     ``frontier`` lists the active Sigils in insertion order.
     """
 
+    mode: ClassVar[str] = "omens"
+
     invocation_id: str = ""
     superstep: int = 0
     frontier: tuple[str, ...]
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SigilBegan(Omen):
     """A Sigil has started executing within a superstep."""
+
+    mode: ClassVar[str] = "omens"
 
     invocation_id: str = ""
     superstep: int = 0
     sigil: str
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SigilRetried(Omen):
     """A Sigil faltered and is being attempted again.
@@ -90,6 +141,8 @@ class SigilRetried(Omen):
     backoff in seconds before the retry.
     """
 
+    mode: ClassVar[str] = "omens"
+
     invocation_id: str = ""
     superstep: int = 0
     sigil: str
@@ -98,6 +151,7 @@ class SigilRetried(Omen):
     delay: float = 0.0
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SigilCompleted(Omen):
     """A Sigil finished and returned its partial delta.
@@ -107,6 +161,9 @@ class SigilCompleted(Omen):
     Sigil's wall time in seconds, retries included.
     """
 
+    mode: ClassVar[str] = "updates"
+    also_in: ClassVar[tuple[str, ...]] = ("omens",)  # a lifecycle step too
+
     invocation_id: str = ""
     superstep: int = 0
     sigil: str
@@ -114,15 +171,19 @@ class SigilCompleted(Omen):
     duration: float = 0.0
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SuperstepCompleted(Omen):
     """A superstep's deltas were merged; ``aether`` is the full state."""
+
+    mode: ClassVar[str] = "values"
 
     invocation_id: str = ""
     superstep: int = 0
     aether: Mapping[str, Any]
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SealWritten(Omen):
     """A Seal was inscribed in the Codex at the end of a superstep.
@@ -130,12 +191,15 @@ class SealWritten(Omen):
     ``interrupted`` is true for the Seal written when an interrupt() paused the run.
     """
 
+    mode: ClassVar[str] = "omens"
+
     invocation_id: str = ""
     superstep: int = 0
     seal_id: str
     interrupted: bool = False
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TokenEmitted(Omen):
     """A Sigil pushed an intermediate payload through its writer.
@@ -144,6 +208,8 @@ class TokenEmitted(Omen):
     consumer without waiting for the superstep to finish. ``payload`` is what the
     Sigil wrote (also available as ``token``).
     """
+
+    mode: ClassVar[str] = "tokens"
 
     payload: Any
     invocation_id: str = ""
@@ -156,31 +222,19 @@ class TokenEmitted(Omen):
         return self.payload
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class RiteManifested(Omen):
     """The invocation concluded; ``aether`` is the final state."""
+
+    mode: ClassVar[str] = "omens"
 
     invocation_id: str = ""
     superstep: int = 0
     aether: Mapping[str, Any]
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DeltaRejected(Omen):
-    """A Ward vetoed a Sigil's delta before it reached the Aether.
-
-    Emitted when ``Ward.after_sigil`` raises WardRejection: the delta is discarded, the
-    superstep aborts, and the Sigil's on_error policy applies if present. ``ward`` is
-    the vetoing Ward's class name, ``reason`` its stated reason.
-    """
-
-    invocation_id: str = ""
-    superstep: int = 0
-    sigil: str
-    ward: str
-    reason: str = ""
-
-
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SpellCallRepaired(Omen):
     """A garbled spell call was mended locally before casting.
@@ -189,6 +243,8 @@ class SpellCallRepaired(Omen):
     fenced blocks, prose around the payload) was recovered without consulting the
     Oracle again. ``detail`` describes the mend; ``raw`` preserves the original text.
     """
+
+    mode: ClassVar[str] = "omens"
 
     spell: str
     detail: str
@@ -200,6 +256,7 @@ class SpellCallRepaired(Omen):
     sigil: str = ""
 
 
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SpellCallRejected(Omen):
     """A spell call could not be executed; the Oracle was asked to correct.
@@ -208,6 +265,8 @@ class SpellCallRejected(Omen):
     unknown Spell, or carries invalid arguments. ``reason`` is the correction message
     injected into the transcript for the Oracle; ``raw`` the original call text.
     """
+
+    mode: ClassVar[str] = "omens"
 
     spell: str
     reason: str
@@ -218,6 +277,26 @@ class SpellCallRejected(Omen):
     sigil: str = ""
 
 
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeltaRejected(Omen):
+    """A Ward vetoed a Sigil's delta before it reached the Aether.
+
+    Emitted when ``Ward.after_sigil`` raises WardRejection: the delta is discarded, the
+    superstep aborts, and the Sigil's on_error policy applies if present. ``ward`` is
+    the vetoing Ward's class name, ``reason`` its stated reason.
+    """
+
+    mode: ClassVar[str] = "omens"
+
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str
+    ward: str
+    reason: str = ""
+
+
+@_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CircleEchoed(Omen):
     """An Omen that sounded inside a Circle, echoed to the outer stream.
@@ -227,31 +306,13 @@ class CircleEchoed(Omen):
     (including inner TokenEmitted payloads).
     """
 
+    mode: ClassVar[str] = "omens"
+
     circle: str
     omen: Omen
     invocation_id: str = ""
     superstep: int = 0
     sigil: str = ""
-
-
-for _kind in (
-    Omen,
-    RiteBegan,
-    SuperstepBegan,
-    SigilBegan,
-    SigilRetried,
-    SigilCompleted,
-    SuperstepCompleted,
-    SealWritten,
-    TokenEmitted,
-    RiteManifested,
-    DeltaRejected,
-    SpellCallRepaired,
-    SpellCallRejected,
-    CircleEchoed,
-):
-    quicken(_kind)  # the same dataclasses, built about a third faster (see _quick)
-del _kind
 
 
 class Written:
@@ -293,14 +354,67 @@ class Writer(Protocol):
         """Emit ``omen``, filling in its invocation, superstep and Sigil if empty."""
 
 
-def __getattr__(name: str) -> Any:
-    """``STREAM_MODES`` and ``resolve_modes`` are documented beside the Omen classes.
+OMEN_KINDS: tuple[type[Omen], ...] = tuple(_KINDS)
+"""Every Omen class sanctum emits, in the order they are defined above."""
 
-    They live in :mod:`sanctum.omens.modes` (which imports this module); reading them
-    from here is forwarded there.
+STREAM_MODES: dict[str, tuple[type[Omen], ...]] = {
+    name: tuple(kind for kind in OMEN_KINDS if name in (kind.mode, *kind.also_in))
+    for name in _MODE_NAMES
+}
+"""The Omen classes each ``astream`` mode yields, built from each class's ``mode``."""
+
+
+def resolve_modes(mode: str | Iterable[str]) -> frozenset[type[Omen]]:
+    """Translate astream's ``mode`` into the Omen classes to yield.
+
+    Accepts a single mode name or an iterable of names; combined modes yield the union
+    of their Omen classes.
+
+    Args:
+        mode: ``"updates"``, ``"values"``, ``"omens"`` or ``"tokens"``, or an iterable
+            (list, tuple, set) of those names.
+
+    Returns:
+        The Omen classes the modes yield (see :data:`STREAM_MODES`).
+
+    Raises:
+        StreamModeError: (a ``ValueError``) If a mode name is unknown, no mode is given,
+            or ``mode`` is neither a name nor an iterable of names (``None``, ``5``,
+            ``b"updates"``, ``[5]``).
     """
-    if name in ("STREAM_MODES", "resolve_modes"):
-        from sanctum.omens import modes
+    choose = f"choose from {', '.join(repr(name) for name in STREAM_MODES)}"
+    if isinstance(mode, str):
+        names: list[object] = [mode]
+    else:
+        try:
+            if isinstance(mode, bytes | bytearray | memoryview):
+                raise TypeError  # iterable, but of ints: not what was meant
+            items = iter(mode)
+        except TypeError:
+            raise StreamModeError(
+                f"stream mode must be a mode name or an iterable of mode names, not "
+                f"{type(mode).__name__} {_shown(mode)}; {choose}"
+            ) from None
+        names = list(items)
+    if not names:
+        raise StreamModeError(f"no stream mode given; {choose}")
+    classes: set[type[Omen]] = set()
+    for name in names:
+        if not isinstance(name, str):
+            raise StreamModeError(
+                f"a stream mode must be a mode name (str), not {type(name).__name__} "
+                f"{_shown(name)}; {choose}"
+            )
+        if name not in STREAM_MODES:
+            raise StreamModeError(f"unknown stream mode {name!r}; {choose}")
+        classes.update(STREAM_MODES[name])
+    return frozenset(classes)
 
-        return getattr(modes, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def _shown(value: object) -> str:
+    """``repr(value)``, cut to 60 characters (a mode's value may be anything)."""
+    try:
+        text = repr(value)
+    except Exception:  # a broken __repr__ must not hide the real mistake
+        return "(unprintable)"
+    return text if len(text) <= 60 else text[:59] + "…"

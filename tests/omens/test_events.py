@@ -58,10 +58,13 @@ def test_omens_are_keyword_only() -> None:
 
 
 def test_every_omen_class_is_covered() -> None:
+    from sanctum.omens.events import OMEN_KINDS
+
     classes = {v for v in vars(omens).values() if isinstance(v, type) and issubclass(v, Omen)} - {
         Omen
     }
     assert classes == {type(o) for o in ALL}
+    assert set(OMEN_KINDS) == classes  # the registry the stream modes are built from
 
 
 def test_lifecycle_omens_built_by_hand_need_only_their_own_fields() -> None:

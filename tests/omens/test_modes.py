@@ -85,3 +85,90 @@ def test_the_omens_mode_is_the_documented_lifecycle_without_superstep_ends_or_to
         "DeltaRejected",
         "CircleEchoed",
     }
+
+
+def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
+    from sanctum.omens import (
+        CircleEchoed,
+        DeltaRejected,
+        SealWritten,
+        SigilBegan,
+        SigilRetried,
+        SpellCallRejected,
+        SpellCallRepaired,
+        SuperstepBegan,
+    )
+    from sanctum.omens.events import OMEN_KINDS, RiteManifested
+
+    # The value the API reference documents, order included.
+    documented = {
+        "updates": (SigilCompleted,),
+        "values": (SuperstepCompleted,),
+        "tokens": (TokenEmitted,),
+        "omens": (
+            RiteBegan,
+            SuperstepBegan,
+            SigilBegan,
+            SigilRetried,
+            SigilCompleted,
+            SealWritten,
+            RiteManifested,
+            SpellCallRepaired,
+            SpellCallRejected,
+            DeltaRejected,
+            CircleEchoed,
+        ),
+    }
+    assert list(STREAM_MODES.items()) == list(documented.items())
+    for kind in OMEN_KINDS:
+        declared = {kind.mode, *kind.also_in}
+        assert declared <= set(STREAM_MODES), kind
+        assert declared == {name for name, kinds in STREAM_MODES.items() if kind in kinds}
+
+
+def test_an_omen_class_a_program_defines_is_yielded_by_no_mode() -> None:
+    import dataclasses
+
+    from sanctum.omens import Omen
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Mine(Omen):
+        note: str = ""
+
+    assert Mine.mode == ""
+    assert all(Mine not in kinds for kinds in STREAM_MODES.values())
+
+
+def test_a_misspelt_mode_on_an_omen_class_is_refused_when_the_class_is_made() -> None:
+    import dataclasses
+
+    from sanctum.omens import Omen
+    from sanctum.omens.events import _streamed
+
+    with pytest.raises(TypeError, match="Typo declares unknown stream mode 'omen'"):
+
+        @_streamed
+        @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+        class Typo(Omen):
+            mode = "omen"
+
+
+def test_modes_and_events_import_each_other_in_one_direction_only() -> None:
+    import ast
+    import inspect
+
+    from sanctum.omens import events
+
+    tree = ast.parse(inspect.getsource(events))
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert "sanctum.omens.modes" not in imported
+    assert not any(name == "sanctum.omens" for name in imported)
