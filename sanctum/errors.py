@@ -10,16 +10,20 @@ here inherits from both, so ``except ValueError`` keeps working.
 
 Each class carries its context as keyword-only attributes (all optional, so
 ``raise SigilExecutionError("message")`` works as in the original engine) and renders
-a message that reads well on its own in a terminal::
+a message that reads well on its own in a terminal. Errors other layers word anew carry
+a ``code`` (:class:`ErrorCode`) and the names involved, so callers map codes and never
+parse messages (a RitualValidationError carries every :class:`GraphProblem` found)::
 
     SanctumError
     ├── RitualValidationError        a Ritual cannot be compiled into a Rite
+    │     codes: no-entry, unknown-*, self-fallback, unreachable, dead-end, endless,
+    │     join-*, invalid-ritual (see ErrorCode)
     ├── AetherValidationError        a write outside the declared Conduits
     ├── RouteError (ValueError)      a router chose a Sigil that does not exist
     ├── DeltaTypeError (TypeError)   a Sigil returned something other than a mapping
     ├── SigilExecutionError          a Sigil raised during a superstep
     │   └── SigilTimeoutError        ... by running past its policy's timeout
-    ├── RecursionLimitError          too many supersteps without reaching END
+    ├── RecursionLimitError          too many supersteps without reaching END (recursion-limit)
     ├── SigilJoinError               a join="all" Sigil waits for predecessors that never ran
     ├── WardRejection                a Ward vetoed a Sigil's delta
     ├── SealError                    a Seal could not be written, read or resumed
@@ -50,14 +54,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sanctum._errorcodes import ErrorCode, GraphProblem
+
 __all__ = [
     "AetherValidationError",
     "CassetteError",
     "CassetteMismatch",
     "CodexUnavailableError",
     "DeltaTypeError",
+    "ErrorCode",
     "ExpressionError",
     "FileProblem",
+    "GraphProblem",
     "Interrupt",
     "OracleConnectionError",
     "OracleError",
@@ -100,12 +108,29 @@ class RitualValidationError(SanctumError):
 
     Raised while building or compiling a Ritual whose graph is invalid: missing entry
     point, edges referencing unknown Sigils, Sigils unreachable from START, or Sigils
-    without an outgoing edge. ``sigils`` names the Sigils at fault.
+    without an outgoing edge. ``problems`` holds every :class:`GraphProblem` found (a
+    message alone makes one of code ``invalid-ritual``); the message, ``code``, ``sigil``,
+    ``source``, ``target`` and ``sigils`` (the Sigils at fault) are the first one's.
     """
 
-    def __init__(self, message: str, *, sigils: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.sigils: tuple[str, ...] = tuple(sigils)
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: ErrorCode = ErrorCode.INVALID_RITUAL,
+        sigils: Sequence[str] = (),
+        sigil: str | None = None,
+        source: str | None = None,
+        target: str | None = None,
+        problems: Sequence[GraphProblem] = (),
+    ) -> None:
+        if not problems:
+            problems = [GraphProblem(code, message, sigil, source, target, None, tuple(sigils))]
+        first = problems[0]
+        super().__init__(message or first.message)
+        self.problems: tuple[GraphProblem, ...] = tuple(problems)
+        self.code, self.sigil, self.sigils = first.code, first.sigil, first.sigils
+        self.source, self.target = first.source, first.target
 
 
 class AetherValidationError(SanctumError):
@@ -195,9 +220,14 @@ class SigilTimeoutError(SigilExecutionError):
 class RecursionLimitError(SanctumError):
     """The ritual spun past its allotted supersteps and was cut short.
 
-    ``invocation_id`` names the run, ``sigil`` the last Sigil executed and ``limit``
-    the Rite's recursion_limit.
+    ``invocation_id`` names the run, ``sigil`` the last Sigil executed, ``limit`` the
+    Rite's recursion_limit, ``circle`` the Circle of an inner run, ``resumed_from`` the
+    Seal a resume started from and ``superstep`` where it stopped. Given no message but
+    a ``limit``, it words one from the fields with the engine's (Python API) ``advice``.
     """
+
+    code = ErrorCode.RECURSION_LIMIT
+    advice = "Check the cycle's stop condition, or raise compile(recursion_limit=...)"
 
     def __init__(
         self,
@@ -206,11 +236,33 @@ class RecursionLimitError(SanctumError):
         invocation_id: str = "",
         sigil: str | None = None,
         limit: int = 0,
+        circle: str | None = None,
+        resumed_from: str | None = None,
+        superstep: int | None = None,
     ) -> None:
-        super().__init__(message)
         self.invocation_id = invocation_id
         self.sigil = sigil
         self.limit = limit
+        self.circle = circle
+        self.resumed_from = resumed_from
+        self.superstep = superstep
+        super().__init__(message or (self.worded(self.advice) if limit else ""))
+
+    def worded(self, advice: str) -> str:
+        """The message from the fields, ending with ``advice`` (another layer's fix)."""
+        run = f"invocation {self.invocation_id!r}"
+        if self.circle is not None:
+            run = f"the inner run {self.invocation_id!r} of circle {self.circle!r}"
+        call = "this run"
+        if self.resumed_from is not None and self.superstep is not None:
+            call = (
+                f"this resume (from seal {self.resumed_from!r}, superstep "
+                f"{self.superstep - self.limit}, to superstep {self.superstep})"
+            )
+        return (
+            f"{run} reached the recursion limit of {self.limit} supersteps in {call} "
+            f"without reaching END; last sigil executed: {self.sigil!r}. {advice}"
+        )
 
 
 class SigilJoinError(SanctumError):
