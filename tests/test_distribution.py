@@ -53,7 +53,7 @@ def test_the_postgres_hint_a_user_sees_names_the_distribution() -> None:
     # a fresh interpreter where psycopg cannot be imported: the message is the hint
     code = (
         "import sys; sys.modules['psycopg'] = None\n"
-        "from sanctum.codex.postgres import _import_psycopg\n"
+        "from sanctum.codex._postgres_link import _import_psycopg\n"
         "try:\n    _import_psycopg()\n"
         "except Exception as exc:\n    print(exc)\n"
     )
