@@ -7,40 +7,32 @@ in line; Omens a Sigil pushes through its writer (which must never block) are qu
 and handed to the Wards by one dispatcher task, which the scheduler drains before its
 own next Omen.
 
-A Ward whose ``on_omen`` does all its work synchronously may say so with
-:func:`synchronous_twin`; the engine then calls that plain method instead of awaiting
-a coroutine per Omen (:class:`ImmediateHook`). When every hook is immediate the
-emitter is :attr:`Emitter.immediate`: the scheduler hands Omens over with the plain
-:meth:`Emitter.deliver`, and writer Omens are delivered on the spot instead of queued.
-
-A twin may also name a *superstep tap* (:data:`SuperstepTap`): a method that takes a
-whole superstep of one synchronous Sigil at once, as two raw clock marks and a delta. When
-every observer has one (and no stream listens), the scheduler runs such supersteps
-without building their four Omens (SuperstepBegan, SigilBegan, SigilCompleted,
-SuperstepCompleted) and calls the taps instead (:attr:`Emitter.taps`) — for a
-superstep of one Sigil, so that a copy taken by the tap is as early as the one a
-SigilCompleted observer takes; every other Omen is still delivered as usual. This is
-how a TraceRecorder records a run for about the cost of the run itself.
+A Ward that declares the quick-observer capability of the Ward contract
+(:class:`~sanctum.wards.base.ObservesOmens`: a plain ``observe(omen)``) is called
+through that method instead of awaiting a coroutine per Omen (:class:`ImmediateHook`).
+When every hook is immediate the emitter is :attr:`Emitter.immediate`: the scheduler
+hands Omens over with the plain :meth:`Emitter.deliver`, and writer Omens are
+delivered on the spot instead of queued. Whole-superstep hooks
+(:data:`~sanctum.wards.base.SuperstepHook`) are not the emitter's business: the runner
+(:mod:`sanctum.ritual.runner`) calls them in place of a superstep's Omens.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from sanctum.omens.events import Omen
+from sanctum.wards.base import SuperstepHook, observes_omens
 
 __all__ = [
-    "SYNC_TWIN_ATTRIBUTE",
     "Emitter",
     "ImmediateHook",
     "OmenHook",
     "OmenSink",
-    "SuperstepTap",
     "omen_hook_of",
-    "synchronous_twin",
 ]
 
 OmenHook = Callable[[Omen], Awaitable[None]]
@@ -49,92 +41,33 @@ OmenHook = Callable[[Omen], Awaitable[None]]
 OmenSink = Callable[[Omen], None]
 """A synchronous, non-blocking consumer of Omens (the stream's queue)."""
 
-SuperstepTap = Callable[[str, int, str, int, int | None, Mapping[str, Any] | None, bool], None]
-"""``tap(invocation_id, superstep, sigil, began, ended, delta, finished)``.
-
-Called once per superstep run on the tapped path — a frontier of one Sigil that is
-synchronous, without retries and without a writer — in place of that superstep's
-SuperstepBegan, SigilBegan, SigilCompleted and SuperstepCompleted Omens, after its
-delta was merged and before its Seal, if any.
-
-* ``sigil`` — the Sigil's name.
-* ``began``, ``ended`` — ``time.perf_counter_ns()`` readings (a monotonic clock: add
-  ``time.time_ns() - time.perf_counter_ns()`` for epoch nanoseconds) taken just before
-  the call and just after it returned; ``ended`` is None when the Sigil did not
-  complete (it raised, paused or returned a bad delta).
-* ``delta`` — what the Sigil returned (the tap must copy what it keeps), or None when
-  it did not complete.
-* ``finished`` — False when the superstep did not complete: the Sigil did not, or the
-  merge refused its delta (then ``ended`` and ``delta`` are set).
-
-What the tap raises fails the Invocation.
-"""
-
-SYNC_TWIN_ATTRIBUTE = "__sanctum_synchronous_twin__"
-"""Set on an ``on_omen`` function: the name of the plain method doing all its work."""
-
-TAP_ATTRIBUTE = "__sanctum_superstep_tap__"
-"""Set on an ``on_omen`` function: the name of the ward's :data:`SuperstepTap` method."""
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def synchronous_twin(name: str, *, tap: str | None = None) -> Callable[[_F], _F]:
-    """Declare that the decorated async ``on_omen`` only calls the plain method ``name``.
-
-    The engine then calls ``ward.<name>(omen)`` directly — same order, same moment,
-    no coroutine per Omen. The mark sits on the function, so a subclass that overrides
-    ``on_omen`` is awaited as usual (and one that overrides ``<name>`` is honoured on
-    both paths). The method must not block and must not need the event loop.
-
-    Args:
-        name: The attribute name of the synchronous method taking ``(omen)``.
-        tap: The attribute name of a :data:`SuperstepTap` method recording a superstep
-            of synchronous Sigils exactly as the four Omens it replaces would.
-
-    Returns:
-        A decorator returning the function unchanged apart from the mark.
-    """
-
-    def mark(function: _F) -> _F:
-        setattr(function, SYNC_TWIN_ATTRIBUTE, name)
-        if tap is not None:
-            setattr(function, TAP_ATTRIBUTE, tap)
-        return function
-
-    return mark
-
 
 class ImmediateHook:
-    """An Omen observer called synchronously (a Ward's declared synchronous twin).
+    """An Omen observer called synchronously (a Ward's ``observe``).
 
     Args:
         call: Plain callable taking the Omen; what it raises fails the Invocation.
-        tap: The Ward's :data:`SuperstepTap`, if it has one.
+        tap: The Ward's :data:`~sanctum.wards.base.SuperstepHook`, if it gives one.
     """
 
     __slots__ = ("call", "tap")
 
-    def __init__(self, call: Callable[[Omen], None], tap: SuperstepTap | None = None) -> None:
+    def __init__(self, call: Callable[[Omen], None], tap: SuperstepHook | None = None) -> None:
         self.call = call
         self.tap = tap
 
 
 def omen_hook_of(ward: object) -> OmenHook | ImmediateHook:
-    """The hook through which ``ward`` observes Omens.
+    """The hook through which ``ward`` observes Omens (looked up once per Rite).
 
     Returns:
-        An :class:`ImmediateHook` when the class's ``on_omen`` declares a
-        :func:`synchronous_twin`, else the bound ``on_omen`` coroutine function.
+        An :class:`ImmediateHook` (with the Ward's superstep hook, if it gives one)
+        when the Ward declares :class:`~sanctum.wards.base.ObservesOmens` without
+        overriding ``on_omen``, else the bound ``on_omen`` coroutine function.
     """
-    on_omen = getattr(type(ward), "on_omen", None)
-    twin = getattr(on_omen, SYNC_TWIN_ATTRIBUTE, None)
-    if isinstance(twin, str):
-        call = getattr(ward, twin, None)
-        if callable(call):
-            tap_name = getattr(on_omen, TAP_ATTRIBUTE, None)
-            tap = getattr(ward, tap_name, None) if isinstance(tap_name, str) else None
-            return ImmediateHook(call, tap if callable(tap) else None)
+    observer = observes_omens(ward)
+    if observer is not None:
+        return ImmediateHook(observer.observe, observer.superstep_hook())
     hook: OmenHook = ward.on_omen  # type: ignore[attr-defined]
     return hook
 
@@ -146,8 +79,7 @@ class Emitter:
         hooks: The Wards' ``on_omen`` coroutine functions (or :class:`ImmediateHook`
             twins), in registration order.
         sink: Non-blocking consumer called after the hooks (``None``: hooks only).
-        veil: Applied to every Omen before anyone sees it (a Rite's Secrets masking);
-            with one, there are no superstep taps (a tap would see a raw delta).
+        veil: Applied to every Omen before anyone sees it (a Rite's Secrets masking).
     """
 
     __slots__ = (
@@ -159,7 +91,6 @@ class Emitter:
         "_sink",
         "_task",
         "_veil",
-        "taps",
     )
 
     def __init__(
@@ -182,10 +113,6 @@ class Emitter:
             immediate if len(immediate) == len(calls) else None
         )
         self._sink = sink
-        taps = tuple(h.tap for h in self._hooks if isinstance(h, ImmediateHook) and h.tap)
-        tapped = taps and len(taps) == len(self._hooks) and sink is None and veil is None
-        self.taps: tuple[SuperstepTap, ...] | None = taps if tapped else None
-        """Every observer's superstep tap, when all have one and no stream listens."""
         self._pending: deque[Omen] = deque()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None

@@ -23,7 +23,7 @@ from sanctum.ritual.emitter import omen_hook_of
 from sanctum.ritual.graph import Graph
 from sanctum.ritual.loop import Setup, perform_invocation
 from sanctum.ritual.runner import AfterHook, BeforeHook
-from sanctum.wards.base import Ward
+from sanctum.wards.base import Ward, observes_omens
 from sanctum.wards.secrets import Secrets, Veil
 
 if TYPE_CHECKING:
@@ -57,7 +57,9 @@ def _setup(
     if secrets:
         # first in the pipeline: no Ward (an audit trail) and no merge sees a secret
         after.insert(0, ("Secrets", secrets.ward().after_sigil))
-    omen_hooks = [omen_hook_of(w) for w in wards if _overrides(w, "on_omen")]
+    omen_hooks = [
+        omen_hook_of(w) for w in wards if _overrides(w, "on_omen") or observes_omens(w) is not None
+    ]
     reducers: dict[str, Reducer]
     if graph.schema is not None:
         reducers = {name: c.reducer for name, c in graph.schema.conduits.items()}

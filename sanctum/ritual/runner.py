@@ -1,505 +1,362 @@
-"""The concurrent runner: perform one superstep's frontier.
+"""The runner: how one superstep's frontier runs, and who is told.
 
-Every frontier Sigil gets its own shallow copy of the Aether. Two paths:
+The loop (:mod:`sanctum.ritual.loop`) ticks — it decides who runs next, merges the
+deltas, writes Seals — and asks one :class:`Runner` per Invocation to run each
+superstep. Which runner serves an Invocation is decided once: :class:`RunnerChoice`
+is computed when the Rite is compiled (from its Wards and Secrets), and
+:meth:`RunnerChoice.runner` picks the concrete runner when the Invocation starts
+(a stream consumer is the one fact known only then). Each runner owns its fast paths;
+the loop never branches on them.
 
-* :func:`run_inline` — the fast path, used when nobody observes (no Ward hooks, no
-  Omen listener) and every Sigil is synchronous without retries: the Sigils are called
-  in bind order, inline, with no task, no Omen and no clock read.
-* :func:`run_quiet` — one quiet Sigil (synchronous, no retries, no writer) called
-  inline, when the only observers are superstep taps (:mod:`sanctum.ritual.emitter`):
-  no Omen is built, the loop reads the clock around the call and hands the tap the
-  superstep whole.
-* :func:`run_observed` — the same inline calls when someone observes Omens but no Ward
-  hooks ``before_sigil``/``after_sigil``: SigilBegan and SigilCompleted are emitted
-  around each call, still with no task (used for a single-Sigil frontier, or any
-  frontier when every Omen hook is synchronous, so delivery order is unchanged).
-* :func:`run_frontier` — everything else: a single Sigil is awaited directly, several
-  run as concurrent tasks; per Sigil the Wards' ``before_sigil`` run, then the attempts
-  (each bounded by the policy's timeout, retried on matching failures after
-  ``backoff(attempt)`` seconds with a SigilRetried Omen), then the Wards'
-  ``after_sigil`` pipeline, then the SigilCompleted Omen. The first failure cancels
-  the siblings still running.
+=================  ====================================================================
+runner             when, and what it does
+=================  ====================================================================
+bare               nobody observes (no Ward hook, no stream): synchronous Sigils
+                   without retries are called inline, no task, no Omen, no clock read
+observed           Omens are observed, no ``before_sigil``/``after_sigil``: inline calls
+                   with SigilBegan/SigilCompleted around each, where that keeps the
+                   order observers see (a single Sigil, or only synchronous observers)
+superstep hooks    every Omen observer gives a Ward superstep hook
+                   (:data:`~sanctum.wards.base.SuperstepHook`), no stream, no Secrets:
+                   a superstep of one quiet Sigil runs inline between two clock reads
+                   and the hooks take it whole, instead of its four Omens; any other
+                   superstep runs as *observed*
+hooked             a Ward hooks ``before_sigil``/``after_sigil``: every Sigil goes
+                   through :func:`~sanctum.ritual._sigils.run_frontier`
+=================  ====================================================================
 
-Failures that exhausted their policy surface as :class:`SigilFailure`; the loop decides
-between an on_error jump and SigilExecutionError. Interrupt, DeltaTypeError and
-cancellation pass through untouched.
+The protocol, per superstep (``ctx.superstep`` already set by the loop):
+
+1. :meth:`Runner.start` runs the frontier. It returns the deltas when it finished
+   synchronously, or an awaitable of them (the loop tells them apart with
+   ``type(result) is list``): the fast paths never create a coroutine.
+2. The loop merges the deltas. If the merge raises, it calls :meth:`Runner.refused`.
+3. :meth:`Runner.finished` announces the completed superstep; it returns None or an
+   awaitable the loop awaits.
+
+Failures that exhausted their policy surface as :class:`SigilFailure`; Interrupt,
+DeltaTypeError and cancellation pass through untouched.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sanctum.errors import DeltaTypeError, Interrupt, SigilTimeoutError, WardRejection
-from sanctum.omens.events import DeltaRejected, SigilBegan, SigilCompleted, SigilRetried
-from sanctum.ritual._omens import new_sigil_began, new_sigil_completed
-from sanctum.ritual.algo import check_delta
-from sanctum.ritual.emitter import Emitter
+from sanctum.ritual._omens import new_superstep_began, new_superstep_completed
+from sanctum.ritual._sigils import (
+    AfterHook,
+    BeforeHook,
+    Deltas,
+    PendingAwait,
+    RunContext,
+    SigilFailure,
+    cancel_all,
+    finish_inline,
+    finish_quiet,
+    gather_pauses,
+    perform,
+    run_frontier,
+    run_inline,
+    run_observed,
+    run_quiet,
+)
+from sanctum.ritual.algo import frontier_names
+from sanctum.ritual.emitter import ImmediateHook, OmenHook
 from sanctum.ritual.graph import SigilPlan
-from sanctum.ritual.invocation import InvocationContext
-from sanctum.ritual.policy import failure_matches
-from sanctum.ritual.writer import NULL_WRITER, SigilWriter
+from sanctum.wards.base import SuperstepHook
 
 __all__ = [
     "AfterHook",
     "BeforeHook",
-    "PendingAwait",
+    "Deltas",
     "RunContext",
+    "Runner",
+    "RunnerChoice",
     "SigilFailure",
     "cancel_all",
-    "finish_quiet",
+    "choose_runner",
     "gather_pauses",
+    "perform",
     "run_frontier",
-    "run_inline",
-    "run_observed",
-    "run_quiet",
 ]
 
-BeforeHook = Callable[[str, Mapping[str, Any]], Awaitable[None]]
-AfterHook = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
-
-Deltas = list[tuple[str, Mapping[str, Any]]]
+_clock_ns = time.perf_counter_ns
 
 
-class SigilFailure(Exception):
-    """A Sigil failed for good (its retries, if any, exhausted).
+class Runner:
+    """The hooked runner, and the protocol every runner follows.
 
-    ``plan`` is the failing Sigil, ``error`` the final failure (a SigilTimeoutError for a
-    timeout, a WardRejection for a veto), ``attempts`` how many attempts ran.
-    """
-
-    def __init__(self, plan: SigilPlan, error: BaseException, attempts: int) -> None:
-        super().__init__(f"sigil {plan.name!r} failed: {error!r}")
-        self.plan = plan
-        self.error = error
-        self.attempts = attempts
-
-
-class PendingAwait(Exception):
-    """The inline path met a sync Sigil that returned an awaitable; finish asynchronously."""
-
-    def __init__(self, done: Deltas, index: int, awaitable: Awaitable[Any]) -> None:
-        super().__init__("sigil returned an awaitable")
-        self.done = done
-        self.index = index
-        self.awaitable = awaitable
-
-
-class RunContext:
-    """What the runner needs to know about the Invocation it serves."""
-
-    __slots__ = ("after", "before", "emitter", "invocation_id", "superstep")
-
-    def __init__(
-        self,
-        invocation_id: str,
-        emitter: Emitter | None,
-        before: Sequence[BeforeHook],
-        after: Sequence[tuple[str, AfterHook]],
-    ) -> None:
-        self.invocation_id = invocation_id
-        self.superstep = 0
-        self.emitter = emitter
-        self.before = tuple(before)
-        self.after = tuple(after)
-
-
-def run_inline(frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Deltas:
-    """Call synchronous Sigils inline, in bind order (the fast path).
-
-    Returns:
-        ``[(sigil, delta), ...]`` in bind order.
-
-    Raises:
-        SigilFailure: When a Sigil raises (later Sigils are not called).
-        Interrupt: When a Sigil pauses the Invocation (``sigil`` filled in).
-        DeltaTypeError: When a Sigil returns a non-mapping.
-        PendingAwait: When a Sigil returned an awaitable.
-    """
-    out: Deltas = []
-    for plan in frontier:
-        try:
-            if plan.takes_writer:
-                result = plan.fn(dict(aether), NULL_WRITER)
-            else:
-                result = plan.fn(dict(aether))
-        except Interrupt as pause:
-            pause.sigil = plan.name
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-            raise SigilFailure(plan, exc, 1) from exc
-        if type(result) is not dict:
-            if inspect.isawaitable(result):
-                raise PendingAwait(out, len(out), result)
-            result = check_delta(plan.name, result)
-        out.append((plan.name, result))
-    return out
-
-
-def run_quiet(plan: SigilPlan, aether: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Call one quiet Sigil (synchronous, no retries, no writer) inline: the tapped path.
+    Every Sigil goes through :func:`~sanctum.ritual._sigils.run_frontier` (Ward hooks,
+    policies, tasks for a wider frontier), with SuperstepBegan before it and
+    SuperstepCompleted after the merge when an emitter listens.
 
     Args:
-        plan: The superstep's only Sigil (``plan.quiet`` holds).
-        aether: The Aether at the start of the superstep (the Sigil gets a copy).
-
-    Returns:
-        The Sigil's delta.
-
-    Raises:
-        SigilFailure | Interrupt | DeltaTypeError: As :func:`run_inline`.
-        PendingAwait: When the Sigil returned an awaitable (finish it with
-            :func:`finish_quiet`).
+        ctx: The Invocation the runner serves (its emitter, Ward hooks, superstep).
     """
-    try:
-        result = plan.fn(dict(aether))
-    except Interrupt as pause:
-        pause.sigil = plan.name
-        raise
-    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-        raise SigilFailure(plan, exc, 1) from exc
-    if type(result) is not dict:
-        if inspect.isawaitable(result):
-            raise PendingAwait([], 0, result)
-        return check_delta(plan.name, result)
-    return result
+
+    __slots__ = ("ctx", "emitter")
+
+    name = "hooked"
+    """Which runner this is (shown by ``repr`` and asserted by tests)."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.emitter = ctx.emitter
+
+    def __repr__(self) -> str:
+        return f"<{self.name} runner>"
+
+    def start(
+        self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
+    ) -> Deltas | Awaitable[Deltas]:
+        """Run the frontier of superstep ``ctx.superstep``.
+
+        Args:
+            frontier: The Sigils to run, in bind order.
+            aether: The Aether at the start of the superstep (each Sigil gets a copy).
+
+        Returns:
+            ``[(sigil, delta), ...]`` in bind order, or an awaitable of it.
+
+        Raises:
+            SigilFailure | Interrupt | DeltaTypeError: Now or from the awaitable.
+        """
+        return self._announced(frontier, aether)
+
+    async def _announced(self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Deltas:
+        emitter = self.emitter
+        if emitter is not None:
+            ctx = self.ctx
+            names = frontier_names(frontier)
+            await emitter.emit(new_superstep_began(ctx.invocation_id, ctx.superstep, names))
+        return await run_frontier(self.ctx, frontier, aether)
+
+    def refused(self) -> None:
+        """The merge refused this superstep's deltas: it did not complete."""
+
+    def finished(self, aether: Mapping[str, Any]) -> Awaitable[None] | None:
+        """Announce the completed superstep (SuperstepCompleted, or a superstep hook).
+
+        Args:
+            aether: The Aether after the merge.
+
+        Returns:
+            None, or an awaitable the loop awaits before it goes on.
+
+        Raises:
+            Exception: What an observer raised (the Invocation fails).
+        """
+        emitter = self.emitter
+        if emitter is None:
+            return None
+        ctx = self.ctx
+        return emitter.emit(new_superstep_completed(ctx.invocation_id, ctx.superstep, aether))
 
 
-async def finish_quiet(
-    plan: SigilPlan, aether: Mapping[str, Any], pending: PendingAwait
-) -> Mapping[str, Any]:
-    """Await what :func:`run_quiet`'s Sigil handed back (bounded by its timeout).
+class _Bare(Runner):
+    """Nobody observes: synchronous Sigils run inline, with no Omen and no task."""
 
-    Returns:
-        The Sigil's delta.
+    __slots__ = ()
 
-    Raises:
-        SigilFailure | Interrupt | DeltaTypeError: As :func:`run_inline`.
-    """
-    try:
-        result = await _bounded(plan, pending.awaitable, aether)
-    except Interrupt as pause:
-        pause.sigil = plan.name
-        raise
-    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-        raise SigilFailure(plan, exc, 1) from exc
-    return check_delta(plan.name, result)
+    name = "bare"
 
-
-async def run_observed(
-    ctx: RunContext, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
-) -> Deltas:
-    """Call synchronous Sigils inline, in bind order, announcing each (observed path).
-
-    Same Omens, in the same order, as :func:`run_frontier` gives for such a frontier
-    (SigilBegan, the call, SigilCompleted with its duration), without the coroutine
-    and task per Sigil. Requires an emitter and no ``before``/``after`` Ward hooks.
-
-    Returns:
-        ``[(sigil, delta), ...]`` in bind order.
-
-    Raises:
-        SigilFailure: When a Sigil raises (later Sigils are not called).
-        Interrupt: When a Sigil pauses the Invocation (``sigil`` filled in).
-        DeltaTypeError: When a Sigil returns a non-mapping.
-    """
-    emitter = ctx.emitter
-    assert emitter is not None
-    immediate = emitter.immediate
-    invocation_id = ctx.invocation_id
-    superstep = ctx.superstep
-    clock = time.perf_counter
-    out: Deltas = []
-    for index, plan in enumerate(frontier):
-        name = plan.name
-        started = clock()
-        began = new_sigil_began(invocation_id, superstep, name)
-        if immediate:
-            emitter.deliver(began)
-        else:
-            await emitter.emit(began)
+    def start(
+        self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
+    ) -> Deltas | Awaitable[Deltas]:
+        for plan in frontier:
+            if not plan.fast:
+                return run_frontier(self.ctx, frontier, aether)
         try:
-            if plan.takes_writer:
-                writer = SigilWriter(emitter, invocation_id, superstep, name)
-                result = plan.fn(dict(aether), writer)
+            return run_inline(frontier, aether)
+        except PendingAwait as pending:
+            return finish_inline(self.ctx, frontier, aether, pending)
+
+    def finished(self, aether: Mapping[str, Any]) -> None:
+        return None
+
+
+class _Observed(Runner):
+    """Omens are observed, no Ward hooks a Sigil: inline calls announced one by one.
+
+    A frontier of synchronous Sigils without retries runs inline with SigilBegan and
+    SigilCompleted around each call — a single Sigil always, a wider frontier when
+    every observer is synchronous (so observers see the order the concurrent path
+    gives). Anything else runs concurrently.
+    """
+
+    __slots__ = ("immediate",)
+
+    name = "observed"
+
+    def __init__(self, ctx: RunContext) -> None:
+        super().__init__(ctx)
+        assert self.emitter is not None
+        self.immediate = self.emitter.immediate
+
+    def start(
+        self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
+    ) -> Deltas | Awaitable[Deltas]:
+        if not self.immediate:
+            return self._announced(frontier, aether)
+        ctx = self.ctx
+        began = new_superstep_began(ctx.invocation_id, ctx.superstep, frontier_names(frontier))
+        self.emitter.deliver(began)  # type: ignore[union-attr]
+        return self._body(frontier, aether)
+
+    async def _announced(self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Deltas:
+        ctx = self.ctx
+        began = new_superstep_began(ctx.invocation_id, ctx.superstep, frontier_names(frontier))
+        await self.emitter.emit(began)  # type: ignore[union-attr]
+        return await self._body(frontier, aether)
+
+    def _body(self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]) -> Awaitable[Deltas]:
+        if self.immediate or len(frontier) == 1:
+            for plan in frontier:
+                if not plan.fast:
+                    break
             else:
-                result = plan.fn(dict(aether))
-            suspended = False
-            if type(result) is not dict:
-                if inspect.isawaitable(result):
-                    suspended = True
-                    result = await _bounded(plan, result, aether)
-                result = check_delta(name, result)
-        except Interrupt as pause:
-            pause.sigil = name
-            raise
-        except DeltaTypeError:
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-            raise SigilFailure(plan, exc, 1) from exc
-        completed = new_sigil_completed(invocation_id, superstep, name, result, clock() - started)
-        if immediate:
-            emitter.deliver(completed)
-        else:
-            await emitter.emit(completed)
-        out.append((name, result))
-        if suspended and index + 1 < len(frontier):
-            # It handed back an awaitable: like finish_inline, the rest runs concurrently.
-            out.extend(await run_frontier(ctx, frontier[index + 1 :], aether))
-            break
-    return out
+                return run_observed(self.ctx, frontier, aether)
+        return run_frontier(self.ctx, frontier, aether)
+
+    def finished(self, aether: Mapping[str, Any]) -> Awaitable[None] | None:
+        ctx = self.ctx
+        completed = new_superstep_completed(ctx.invocation_id, ctx.superstep, aether)
+        if self.immediate:
+            self.emitter.deliver(completed)  # type: ignore[union-attr]
+            return None
+        return self.emitter.emit(completed)  # type: ignore[union-attr]
 
 
-async def finish_inline(
-    ctx: RunContext,
-    frontier: Sequence[SigilPlan],
-    aether: Mapping[str, Any],
-    pending: PendingAwait,
-) -> Deltas:
-    """Resume :func:`run_inline` after a Sigil handed back an awaitable."""
-    plan = frontier[pending.index]
-    try:
-        result = await _bounded(plan, pending.awaitable, aether)
-    except Interrupt as pause:
-        pause.sigil = plan.name
-        raise
-    except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-        raise SigilFailure(plan, exc, 1) from exc
-    out = [*pending.done, (plan.name, check_delta(plan.name, result))]
-    rest = frontier[pending.index + 1 :]
-    if rest:
-        out.extend(await run_frontier(ctx, rest, aether))
-    return out
+class _SuperstepHooks(_Observed):
+    """Every observer takes whole supersteps: one quiet Sigil runs between two clocks.
 
-
-async def _bounded(plan: SigilPlan, awaitable: Awaitable[Any], aether: Mapping[str, Any]) -> Any:
-    timeout = plan.timeout
-    if timeout is None:
-        return await awaitable
-    scope = asyncio.timeout(timeout)
-    try:
-        async with scope:
-            return await awaitable
-    except TimeoutError as exc:
-        if not scope.expired():
-            raise
-        raise SigilTimeoutError(
-            f"sigil {plan.name!r} ran past its timeout of {timeout:g} s; raise "
-            "SigilPolicy.timeout or make the sigil faster",
-            sigil=plan.name,
-            timeout=timeout,
-            aether=aether,
-        ) from exc
-
-
-async def _attempt(
-    ctx: RunContext, plan: SigilPlan, aether: Mapping[str, Any]
-) -> tuple[Mapping[str, Any], int]:
-    attempt = 0
-    while True:
-        try:
-            if plan.adapted:
-                emitter = ctx.emitter
-                pen: Any = (
-                    NULL_WRITER
-                    if emitter is None
-                    else SigilWriter(emitter, ctx.invocation_id, ctx.superstep, plan.name)
-                )
-                where = InvocationContext(ctx.invocation_id, ctx.superstep)
-                result = plan.fn(dict(aether), pen, where)
-            elif plan.takes_writer:
-                emitter = ctx.emitter
-                writer: Any = (
-                    NULL_WRITER
-                    if emitter is None
-                    else SigilWriter(emitter, ctx.invocation_id, ctx.superstep, plan.name)
-                )
-                result = plan.fn(dict(aether), writer)
-            else:
-                result = plan.fn(dict(aether))
-            if plan.is_async or inspect.isawaitable(result):
-                result = await _bounded(plan, result, aether)
-            return check_delta(plan.name, result), attempt + 1
-        except (Interrupt, DeltaTypeError):
-            raise
-        except (Exception, SystemExit) as exc:  # sys.exit() in a sigil is its failure
-            if attempt < plan.retries and failure_matches(exc, plan.retry_on):
-                attempt += 1
-                backoff = plan.backoff
-                delay = float(backoff(attempt)) if backoff is not None else 0.0
-                if ctx.emitter is not None:
-                    await ctx.emitter.emit(
-                        SigilRetried(
-                            invocation_id=ctx.invocation_id,
-                            superstep=ctx.superstep,
-                            sigil=plan.name,
-                            attempt=attempt,
-                            cause=repr(exc),
-                            delay=delay,
-                        )
-                    )
-                await asyncio.sleep(max(0.0, delay))
-                continue
-            raise SigilFailure(plan, exc, attempt + 1) from exc
-
-
-async def perform(ctx: RunContext, plan: SigilPlan, aether: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Perform one Sigil with its policy, Ward hooks and Omens.
-
-    Returns:
-        The delta, after every Ward's ``after_sigil``.
-
-    Raises:
-        SigilFailure: When the Sigil fails for good or a Ward vetoes its delta.
-        Interrupt: When the Sigil pauses the Invocation.
-        DeltaTypeError: When the Sigil (or a Ward) hands back a non-mapping.
+    A frontier of one quiet Sigil (synchronous, no retries, no writer) is called
+    inline with a ``perf_counter_ns`` reading on each side; nothing can happen between
+    them that an observer would see, so no Omen is built and every Ward superstep
+    hook is called once, after the merge. Other frontiers run as observed.
     """
-    emitter = ctx.emitter
-    started = 0.0
-    for before in ctx.before:
-        await before(plan.name, dict(aether))
-    if emitter is not None:
-        started = time.perf_counter()
-        await emitter.emit(
-            SigilBegan(invocation_id=ctx.invocation_id, superstep=ctx.superstep, sigil=plan.name)
-        )
-    try:
-        delta, attempts = await _attempt(ctx, plan, aether)
-    except Interrupt as pause:
-        pause.sigil = plan.name
-        raise
-    for ward_name, after in ctx.after:
+
+    __slots__ = ("began", "delta", "ended", "hooks", "plan")
+
+    name = "superstep-hooks"
+
+    def __init__(self, ctx: RunContext, hooks: tuple[SuperstepHook, ...]) -> None:
+        super().__init__(ctx)
+        self.hooks = hooks
+        self.plan: SigilPlan | None = None
+        """The quiet Sigil of the current superstep, or None when it ran observed."""
+        self.began = 0
+        self.ended = 0
+        self.delta: Mapping[str, Any] = {}
+
+    def start(
+        self, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
+    ) -> Deltas | Awaitable[Deltas]:
+        if len(frontier) != 1 or not frontier[0].quiet:
+            self.plan = None
+            return super().start(frontier, aether)
+        plan = self.plan = frontier[0]
+        self.began = _clock_ns()
         try:
-            changed: Any = await after(plan.name, dict(aether), delta)
-        except WardRejection as veto:
-            if emitter is not None:
-                await emitter.emit(
-                    DeltaRejected(
-                        invocation_id=ctx.invocation_id,
-                        superstep=ctx.superstep,
-                        sigil=plan.name,
-                        ward=ward_name,
-                        reason=veto.reason,
-                    )
-                )
-            raise SigilFailure(plan, veto, attempts) from veto
-        if not isinstance(changed, Mapping):
-            kind = type(changed).__name__
-            raise DeltaTypeError(
-                f"ward {ward_name} returned {kind} from after_sigil for sigil {plan.name!r}; "
-                "after_sigil must return the (possibly transformed) delta mapping",
-                sigil=plan.name,
-                returned=kind,
-            )
-        delta = changed
-    if emitter is not None:
-        await emitter.emit(
-            SigilCompleted(
-                invocation_id=ctx.invocation_id,
-                superstep=ctx.superstep,
-                sigil=plan.name,
-                delta=delta,
-                duration=time.perf_counter() - started,
-            )
-        )
-    return delta
-
-
-async def cancel_all(tasks: Sequence[asyncio.Future[Any]]) -> None:
-    """Cancel ``tasks`` and wait until every one of them has finished."""
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def run_frontier(
-    ctx: RunContext, frontier: Sequence[SigilPlan], aether: Mapping[str, Any]
-) -> Deltas:
-    """Run a frontier concurrently; the first failure cancels the siblings.
-
-    Returns:
-        ``[(sigil, delta), ...]`` in bind order, whatever the completion order.
-
-    Raises:
-        SigilFailure | Interrupt | DeltaTypeError: The failure of the earliest-bound
-            Sigil among those that failed before the others were cancelled.
-    """
-    if len(frontier) == 1:
-        plan = frontier[0]
-        return [(plan.name, await perform(ctx, plan, aether))]
-    loop = asyncio.get_running_loop()
-    tasks = [loop.create_task(perform(ctx, plan, aether)) for plan in frontier]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-    except BaseException:
-        await cancel_all(tasks)
-        raise
-    failure = _earliest_failure(tasks)
-    if isinstance(failure, Interrupt):
-        # A pause: every sibling runs to its end, as it may pause too (one resumption
-        # then answers every question); their deltas are discarded with the superstep.
-        waiting = [task for task in tasks if not task.done()]
-        try:
-            if waiting:
-                await asyncio.wait(waiting)
+            delta = run_quiet(plan, aether)
+        except PendingAwait as pending:
+            return self._finish(plan, aether, pending)
         except BaseException:
-            await cancel_all(tasks)
+            self._unfinished(None, None)
             raise
-        failure = _earliest_failure(tasks)
-        if isinstance(failure, Interrupt):
-            failure.reasons = {
-                pause.sigil or "": pause.reason
-                for task in tasks
-                if not task.cancelled() and isinstance(pause := task.exception(), Interrupt)
-            }
-            failure.gathered = True
-    if failure is not None:
-        await cancel_all(tasks)
-        for task in tasks:  # retrieve every outcome: no "exception never retrieved"
-            if not task.cancelled():
-                task.exception()
-        raise failure
-    return [(plan.name, task.result()) for plan, task in zip(frontier, tasks, strict=True)]
+        self.ended = _clock_ns()
+        self.delta = delta
+        return [(plan.name, delta)]
 
-
-def _earliest_failure(tasks: Sequence[asyncio.Future[Any]]) -> BaseException | None:
-    """The exception of the earliest-bound finished task that raised, or None."""
-    for task in tasks:
-        if task.done() and not task.cancelled():
-            error = task.exception()
-            if error is not None:
-                return error
-    return None
-
-
-async def gather_pauses(
-    ctx: RunContext, frontier: Sequence[SigilPlan], aether: Mapping[str, Any], pause: Interrupt
-) -> None:
-    """Collect the pauses of the Sigils an inline path never called after ``pause``.
-
-    The inline paths call a frontier's Sigils one after another and stop at the first
-    ``interrupt()``; the Sigils bound after it would have run in the same superstep, so
-    they are called now (each on its own copy of the Aether, one after another, their
-    deltas and failures discarded with the aborted superstep) and every pause among
-    them is added to ``pause.reasons`` in bind order. Does nothing when ``pause``
-    already gathered its siblings (the concurrent path waits for them all).
-    """
-    if pause.gathered:
-        return
-    pause.gathered = True
-    names = [plan.name for plan in frontier]
-    if pause.sigil not in names:
-        return
-    reasons = dict(pause.reasons) if pause.reasons else {pause.sigil: pause.reason}
-    for plan in frontier[names.index(pause.sigil) + 1 :]:
+    async def _finish(
+        self, plan: SigilPlan, aether: Mapping[str, Any], pending: PendingAwait
+    ) -> Deltas:
         try:
-            await _attempt(ctx, plan, aether)
-        except Interrupt as other:
-            reasons[plan.name] = other.reason
-        except (Exception, SystemExit):  # discarded: the superstep is aborted and re-runs
-            pass
-    pause.reasons = reasons
+            delta = await finish_quiet(plan, aether, pending)
+        except BaseException:
+            self._unfinished(None, None)
+            raise
+        self.ended = _clock_ns()
+        self.delta = delta
+        return [(plan.name, delta)]
+
+    def _unfinished(self, ended: int | None, delta: Mapping[str, Any] | None) -> None:
+        ctx, name, began = self.ctx, self.plan.name, self.began  # type: ignore[union-attr]
+        for hook in self.hooks:
+            hook(ctx.invocation_id, ctx.superstep, name, began, ended, delta, False)
+
+    def refused(self) -> None:
+        if self.plan is not None:
+            self._unfinished(self.ended, self.delta)
+
+    def finished(self, aether: Mapping[str, Any]) -> Awaitable[None] | None:
+        plan = self.plan
+        if plan is None:
+            return super().finished(aether)
+        ctx, began, ended, delta = self.ctx, self.began, self.ended, self.delta
+        for hook in self.hooks:
+            hook(ctx.invocation_id, ctx.superstep, plan.name, began, ended, delta, True)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerChoice:
+    """Which runner a Rite's Invocations get, decided once when the Rite is compiled.
+
+    Attributes:
+        hooked: A Ward hooks ``before_sigil`` or ``after_sigil`` (or Secrets mask deltas).
+        superstep_hooks: Every Omen observer's superstep hook, in registration order,
+            when each has one and the Rite has no Secrets (a hook would see a raw
+            delta); else empty.
+    """
+
+    hooked: bool
+    superstep_hooks: tuple[SuperstepHook, ...] = ()
+
+    def runner(self, ctx: RunContext, *, streamed: bool) -> Runner:
+        """The runner for one Invocation.
+
+        Args:
+            ctx: The Invocation (its emitter is None when nobody observes Omens).
+            streamed: Whether a stream consumer takes the Omens (superstep hooks then
+                stand down: the stream needs every Omen).
+
+        Returns:
+            A :class:`Runner` (its ``name`` says which).
+        """
+        if self.hooked:
+            return Runner(ctx)
+        if ctx.emitter is None:
+            return _Bare(ctx)
+        if self.superstep_hooks and not streamed:
+            return _SuperstepHooks(ctx, self.superstep_hooks)
+        return _Observed(ctx)
+
+
+def choose_runner(
+    before: Sequence[BeforeHook],
+    after: Sequence[tuple[str, AfterHook]],
+    omen_hooks: Sequence[OmenHook | ImmediateHook],
+    *,
+    masked: bool,
+) -> RunnerChoice:
+    """Decide, once per Rite, which runner its Invocations get.
+
+    Args:
+        before: The Wards' ``before_sigil`` hooks.
+        after: The ``after_sigil`` pipeline (Secrets masking included).
+        omen_hooks: Every Omen observer, as :func:`~sanctum.ritual.emitter.omen_hook_of`
+            gives it.
+        masked: Whether the Rite has Secrets (Omens are veiled).
+
+    Returns:
+        The choice, applied per Invocation by :meth:`RunnerChoice.runner`.
+    """
+    hooks = tuple(
+        hook.tap for hook in omen_hooks if isinstance(hook, ImmediateHook) and hook.tap is not None
+    )
+    whole = bool(hooks) and len(hooks) == len(omen_hooks) and not masked
+    return RunnerChoice(hooked=bool(before or after), superstep_hooks=hooks if whole else ())

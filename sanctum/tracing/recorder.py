@@ -26,7 +26,6 @@ from typing import Any
 
 from sanctum.errors import Interrupt
 from sanctum.omens.events import Omen, RiteBegan, RiteManifested
-from sanctum.ritual.emitter import synchronous_twin
 from sanctum.tracing.document import (
     READABLE_VERSIONS,
     TRACE_FORMAT,
@@ -40,7 +39,7 @@ from sanctum.tracing.journal import Chronicle
 from sanctum.tracing.timeline import PACKED_COLUMNS
 from sanctum.wards._jsonable import jsonable
 from sanctum.wards._paths import nearest_folder
-from sanctum.wards.base import Ward
+from sanctum.wards.base import SuperstepHook, Ward
 
 __all__ = ["DEFAULT_TRACE_NAME", "TraceRecorder"]
 
@@ -86,11 +85,6 @@ class TraceRecorder(Ward):
         self.written: Path | None = None
         self._graph: dict[str, Any] | None = None
         self._chronicle = Chronicle()
-        # The engine's superstep tap (see on_omen) skips record() and _observe(): a
-        # subclass overriding either gets every Omen instead.
-        plain = type(self).record is TraceRecorder.record
-        plain = plain and type(self)._observe is TraceRecorder._observe
-        self._tap = self._chronicle.tap if plain else None
         self._chronicle.on_foreign = self._foreign
         self._warned_shared = False
         self._error: BaseException | None = None
@@ -137,24 +131,21 @@ class TraceRecorder(Ward):
         graph = jsonable(manifest)
         self._graph = graph if isinstance(graph, dict) else None
 
-    @synchronous_twin("_observe", tap="_tap")
-    async def on_omen(self, omen: Omen) -> None:
+    # The Ward contract's quick-observer capability (sanctum.wards.base.ObservesOmens):
+    # the engine calls observe() instead of awaiting on_omen (which the base Ward
+    # forwards to observe()), and takes supersteps of one synchronous Sigil whole
+    # through superstep_hook() instead of building their four Omens. A subclass
+    # overriding on_omen is awaited with every Omen, as usual.
+    def observe(self, omen: Omen) -> None:
         """Record the Omen; write the trace when the Rite manifests.
 
-        A failure to write the file at that moment is reported as a ``RuntimeWarning``
+        What ``on_omen`` does, synchronously (the engine calls this directly). A
+        failure to write the file at that moment is reported as a ``RuntimeWarning``
         rather than failing an Invocation that succeeded; ``flush()`` raises instead.
-        The engine calls the synchronous twin of this hook directly (no coroutine per
-        Omen), and for a superstep of one synchronous Sigil hands the recorder the whole
-        superstep at once instead of its four Omens (a superstep tap, see
-        :mod:`sanctum.ritual.emitter`) — the trace is the same. A subclass overriding
-        ``on_omen`` is awaited with every Omen, as usual.
 
         Args:
             omen: Any Omen, including Circle echoes (unwrapped into nested traces).
         """
-        self._observe(omen)
-
-    def _observe(self, omen: Omen) -> None:
         self.record(omen)
         if isinstance(omen, RiteManifested):
             try:
@@ -167,6 +158,21 @@ class TraceRecorder(Ward):
                     RuntimeWarning,
                     stacklevel=2,
                 )
+
+    def superstep_hook(self) -> SuperstepHook | None:
+        """Take a superstep of one synchronous Sigil whole (asked once per Rite).
+
+        The trace is the same as from its four Omens (see ``Chronicle.tap``). A
+        subclass overriding ``record`` or ``observe`` gets every Omen instead: the
+        hook would skip its code.
+
+        Returns:
+            The chronicle's hook, or None for such a subclass.
+        """
+        plain = type(self).record is TraceRecorder.record
+        if plain and type(self).observe is TraceRecorder.observe:
+            return self._chronicle.tap
+        return None
 
     def record(self, omen: Omen) -> None:
         """Record one Omen synchronously (what ``on_omen`` does, minus the writing).

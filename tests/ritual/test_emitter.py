@@ -9,7 +9,7 @@ import pytest
 
 from sanctum import END, START, Ritual, SigilExecutionError, SigilPolicy
 from sanctum.omens import Omen, RiteBegan, TokenEmitted
-from sanctum.ritual.emitter import Emitter, ImmediateHook, omen_hook_of, synchronous_twin
+from sanctum.ritual.emitter import Emitter, ImmediateHook, omen_hook_of
 from sanctum.wards import Ward
 
 
@@ -51,18 +51,17 @@ async def test_sink_only_is_synchronous_and_aclose_is_idempotent() -> None:
     await emitter.aclose()
 
 
-class _Twin:
-    """A Ward-like observer whose on_omen declares a synchronous twin."""
+class _Twin(Ward):
+    """A Ward that observes Omens synchronously (the ObservesOmens capability)."""
 
     def __init__(self, calls: list[str]) -> None:
         self.calls = calls
 
-    @synchronous_twin("_now")
-    async def on_omen(self, omen: Omen) -> None:
-        self._now(omen)
-
-    def _now(self, omen: Omen) -> None:
+    def observe(self, omen: Omen) -> None:
         self.calls.append(f"twin:{type(omen).__name__}")
+
+    def superstep_hook(self) -> None:
+        return None
 
 
 class _Overridden(_Twin):
@@ -134,12 +133,11 @@ class _Tapped(Ward):
         self.seen: list[str] = []
         self.taps: list[tuple[int, list[str], int, list[Any], bool]] = []
 
-    @synchronous_twin("_now", tap="_tap")
-    async def on_omen(self, omen: Omen) -> None:
-        self._now(omen)
-
-    def _now(self, omen: Omen) -> None:
+    def observe(self, omen: Omen) -> None:
         self.seen.append(type(omen).__name__)
+
+    def superstep_hook(self) -> Any:
+        return self._tap
 
     def _tap(
         self,

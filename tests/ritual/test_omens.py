@@ -31,3 +31,19 @@ def test_each_equals_its_keyword_twin() -> None:
     assert merged == SuperstepCompleted(
         invocation_id="i", superstep=1, aether={"x": 1}, timestamp=merged.timestamp
     )
+
+
+def test_each_sets_every_field_of_its_omen() -> None:
+    import dataclasses
+
+    built = [
+        new_superstep_began("i", 1, ("a",)),
+        new_sigil_began("i", 1, "a"),
+        new_sigil_completed("i", 1, "a", {}, 0.0),
+        new_superstep_completed("i", 1, {}),
+    ]
+    for omen in built:
+        # an Omen that gains a field leaves its slot empty here: reading it raises
+        values = {f.name: getattr(omen, f.name) for f in dataclasses.fields(omen)}
+        assert values["invocation_id"] == "i"
+        assert values["timestamp"] > 0

@@ -22,7 +22,6 @@ from sanctum import (
 )
 from sanctum.codex.memory import MemoryCodex
 from sanctum.omens import DeltaRejected, Omen, SigilRetried
-from sanctum.ritual.emitter import synchronous_twin
 from tests.ritual.helpers import noop
 
 
@@ -385,15 +384,17 @@ class _Seen(Ward):
         self.seen.append(f"{type(omen).__name__}:{getattr(omen, 'sigil', '')}")
 
 
-class _SeenNow(_Seen):
-    """The same, through a synchronous twin (the engine calls it without awaiting)."""
+class _SeenNow(Ward):
+    """The same, through ``observe`` (the engine calls it without awaiting)."""
 
-    @synchronous_twin("_now")
-    async def on_omen(self, omen: Omen) -> None:
-        self._now(omen)
+    def __init__(self) -> None:
+        self.seen: list[str] = []
 
-    def _now(self, omen: Omen) -> None:
+    def observe(self, omen: Omen) -> None:
         self.seen.append(f"{type(omen).__name__}:{getattr(omen, 'sigil', '')}")
+
+    def superstep_hook(self) -> None:
+        return None
 
 
 def _pair() -> Ritual:
@@ -404,7 +405,7 @@ def _pair() -> Ritual:
 
 
 @pytest.mark.parametrize("ward_class", [_Seen, _SeenNow])
-async def test_observed_sync_sigils_announce_each_in_bind_order(ward_class: type[_Seen]) -> None:
+async def test_observed_sync_sigils_announce_each_in_bind_order(ward_class: type[_Seen | _SeenNow]) -> None:
     ward = ward_class()
     result = await _pair().compile(wards=[ward]).ainvoke({})
     assert result == {"x": 1, "y": 2}
@@ -425,7 +426,7 @@ async def test_observed_sync_sigils_announce_each_in_bind_order(ward_class: type
 
 
 @pytest.mark.parametrize("ward_class", [_Seen, _SeenNow])
-async def test_observed_sync_failure_stops_the_frontier(ward_class: type[_Seen]) -> None:
+async def test_observed_sync_failure_stops_the_frontier(ward_class: type[_Seen | _SeenNow]) -> None:
     def broken(aether: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError("nope")
 
