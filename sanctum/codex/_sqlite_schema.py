@@ -1,4 +1,4 @@
-"""Opening a SqliteCodex file: pragmas, foreign-file checks, named migrations (private).
+"""Opening a SqliteCodex file: pragmas, foreign-file checks, migrations, statements.
 
 Migrations are plain functions applied in order, each recorded by name in
 ``sanctum_migrations`` in the same transaction that applies it, so a file always says
@@ -26,7 +26,51 @@ from urllib.parse import quote
 
 from sanctum.errors import CodexUnavailableError, SealError
 
-__all__ = ["MIGRATIONS", "holders", "open_codex_file", "open_read_only", "sqlite_failure"]
+__all__ = [
+    "CHAIN_SQL",
+    "INSERT_SEAL_SQL",
+    "MIGRATIONS",
+    "NUMBER_SQL",
+    "RANGE_SQL",
+    "SEAL_COLUMNS",
+    "SEQ_BITS",
+    "SEQ_MASK",
+    "TIP_SQL",
+    "SqliteFile",
+    "holders",
+    "key_span",
+    "open_codex_file",
+    "open_read_only",
+    "sqlite_failure",
+]
+
+# The statements and the key layout the codex reads and writes with.
+SEAL_COLUMNS = "seal_id, superstep, timestamp, frontier, metadata, aether"
+CHAIN_SQL = """
+WITH RECURSIVE chain(id) AS (
+    SELECT value FROM json_each(?)
+    UNION
+    SELECT v.prev FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
+    WHERE v.prev IS NOT NULL
+)
+SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
+"""
+SEQ_BITS = 32
+SEQ_MASK = (1 << SEQ_BITS) - 1
+"""A Seal's key is ``number << 32 | seq`` (see ``m002_keyed_seals``)."""
+NUMBER_SQL = "SELECT number FROM sanctum_invocations WHERE invocation_id = ?"
+RANGE_SQL = "key BETWEEN ? AND ?"
+TIP_SQL = f"SELECT key, seal_id FROM sanctum_seals WHERE {RANGE_SQL} ORDER BY key DESC LIMIT 1"
+INSERT_SEAL_SQL = (
+    f"INSERT INTO sanctum_seals (key, {SEAL_COLUMNS}, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def key_span(number: int) -> tuple[int, int]:
+    """The first and last key an Invocation's Seals can hold."""
+    low = number << SEQ_BITS
+    return low, low | SEQ_MASK
+
 
 _BUSY, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 8, 10, 11, 13, 14, 26
 """Primary SQLite result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
@@ -477,3 +521,50 @@ def _migrate(db: sqlite3.Connection, path: str) -> None:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
+
+
+class SqliteFile:
+    """The connections of a SqliteCodex to its file (a mixin: the codex sets ``path``,
+    ``_synchronous``, ``_busy_timeout``, ``_db`` and ``_ro``; this opens them lazily and
+    words their failures)."""
+
+    path: Path
+    _synchronous: str
+    _busy_timeout: float
+    _db: sqlite3.Connection | None
+    _ro: sqlite3.Connection | None
+
+    @property
+    def _location(self) -> str:
+        return str(self.path)
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = open_codex_file(
+                self._location, busy_timeout=self._busy_timeout, synchronous=self._synchronous
+            )
+        return self._db
+
+    def _reader(self) -> sqlite3.Connection:
+        """The connection reads use: this object's writer when it has written, else a
+        read-only one (``mode=ro``: no write lock, works on read-only media). A file
+        that does not exist yet, or whose schema needs an upgrade, is opened for
+        writing instead (which creates or upgrades it)."""
+        if self._db is not None:
+            return self._db
+        if self._ro is None:
+            if self._location == ":memory:" or not self.path.is_file():
+                return self._conn()
+            self._ro = open_read_only(self._location, busy_timeout=self._busy_timeout)
+            if self._ro is None:
+                return self._conn()
+        return self._ro
+
+    def _failed(self, exc: sqlite3.Error, doing: str, invocation_id: str | None) -> SealError:
+        return sqlite_failure(
+            exc,
+            self._location,
+            doing,
+            invocation_id=invocation_id,
+            busy_timeout=self._busy_timeout,
+        )

@@ -34,6 +34,7 @@ from sanctum.codex.base import Seal
 from sanctum.errors import SealError
 
 __all__ = [
+    "RowWalk",
     "Values",
     "aether_column",
     "child_ids",
@@ -137,6 +138,42 @@ def child_ids(body: object) -> set[int]:
     except ValueError:
         return set()
     return value_ids(refs) if isinstance(refs, dict) else set()
+
+
+class RowWalk:
+    """The value rows behind some ids: their chains, and a map row's children's.
+
+    Both stores fetch in rounds (one recursive query per round, sync or async), so the
+    walk is a small state machine rather than a loop::
+
+        walk = RowWalk(ids)
+        while (wanted := walk.wanted()) is not None:
+            walk.took(fetch(wanted))  # rows (id, prev, body), a pack still deflated
+        rows = walk.rows
+    """
+
+    __slots__ = ("_pending", "_seen", "rows")
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        self._pending = set(ids)
+        self._seen: set[int] = set()
+        self.rows: list[tuple[Any, Any, Any]] = []
+
+    def wanted(self) -> list[int] | None:
+        """The ids to fetch next (sorted), or None once every row is in."""
+        if not self._pending:
+            return None
+        self._seen.update(self._pending)
+        return sorted(self._pending)
+
+    def took(self, fetched: Iterable[tuple[Any, Any, Any]]) -> None:
+        """Keep the rows of one round and queue the children they name."""
+        pending: set[int] = set()
+        for row in fetched:
+            self._seen.add(row[0])
+            self.rows.append(row)
+            pending.update(child_ids(row[2]))
+        self._pending = pending - self._seen
 
 
 def _inflate(body: bytes, start: int) -> str:

@@ -34,9 +34,9 @@ from sanctum.codex._layout import Held, HeldCache, Step, map_body, row_digest
 from sanctum.codex._postgres_link import SEAL_COLUMNS, PostgresLink
 from sanctum.codex._serial import EncodedSeal, encode_seal
 from sanctum.codex._stored import (
+    RowWalk,
     Values,
     aether_column,
-    child_ids,
     decode_refs,
     referenced_rows,
     row_refs,
@@ -104,29 +104,20 @@ class PostgresCodex(PostgresLink, LedgerCodex):
     # ------------------------------------------------------------------ reading
 
     async def _rows(self, conn: Any, ids: Iterable[int]) -> builtins.list[tuple[Any, Any, Any]]:
-        """The value rows behind ``ids``: their chains, and a map row's children's."""
+        """The value rows behind ``ids`` (see :class:`RowWalk`)."""
         s = self._s
-        rows: builtins.list[tuple[Any, Any, Any]] = []
-        seen: set[int] = set()
-        pending = set(ids)
-        while pending:
+        walk = RowWalk(ids)
+        while (wanted := walk.wanted()) is not None:
             cursor = await conn.execute(
                 f"WITH RECURSIVE chain(id) AS (SELECT unnest(%s::bigint[]) UNION "
                 f"SELECT v.prev FROM {s}.sanctum_values AS v JOIN chain AS c ON v.id = c.id "
                 "WHERE v.prev IS NOT NULL) "
                 f"SELECT v.id, v.prev, v.body FROM {s}.sanctum_values AS v "
                 "JOIN chain AS c ON v.id = c.id",
-                (sorted(pending),),
+                (wanted,),
             )
-            fetched = await cursor.fetchall()
-            seen.update(pending)
-            pending = set()
-            for row in fetched:
-                seen.add(row[0])
-                pending.update(child_ids(row[2]))
-            rows.extend(fetched)
-            pending -= seen
-        return rows
+            walk.took(await cursor.fetchall())
+        return walk.rows
 
     async def _read(
         self, invocation_id: str, where: str, params: tuple[Any, ...], remember: bool = False

@@ -45,11 +45,22 @@ from typing import Any, TypeVar
 
 from sanctum.codex._layout import PACK_MARK, Held, HeldCache, row_digest, write_step
 from sanctum.codex._serial import EncodedSeal, encode_seal
-from sanctum.codex._sqlite_schema import open_codex_file, open_read_only, sqlite_failure
+from sanctum.codex._sqlite_schema import (
+    CHAIN_SQL,
+    INSERT_SEAL_SQL,
+    NUMBER_SQL,
+    RANGE_SQL,
+    SEAL_COLUMNS,
+    SEQ_BITS,
+    SEQ_MASK,
+    TIP_SQL,
+    SqliteFile,
+    key_span,
+)
 from sanctum.codex._stored import (
+    RowWalk,
     Values,
     aether_column,
-    child_ids,
     decode_refs,
     referenced_rows,
     row_refs,
@@ -63,35 +74,8 @@ from sanctum.errors import SealError
 
 __all__ = ["SqliteCodex"]
 
-_SEAL_COLUMNS = "seal_id, superstep, timestamp, frontier, metadata, aether"
-_CHAIN_SQL = """
-WITH RECURSIVE chain(id) AS (
-    SELECT value FROM json_each(?)
-    UNION
-    SELECT v.prev FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
-    WHERE v.prev IS NOT NULL
-)
-SELECT v.id, v.prev, v.body FROM sanctum_values AS v JOIN chain AS c ON v.id = c.id
-"""
 _CACHED_INVOCATIONS = 32
-_SEQ_BITS = 32
-_SEQ_MASK = (1 << _SEQ_BITS) - 1
-"""A Seal's key is ``number << 32 | seq`` (see ``m002_keyed_seals``)."""
-_NUMBER = "SELECT number FROM sanctum_invocations WHERE invocation_id = ?"
-_RANGE = "key BETWEEN ? AND ?"
-_TIP = f"SELECT key, seal_id FROM sanctum_seals WHERE {_RANGE} ORDER BY key DESC LIMIT 1"
-_INSERT_SEAL = (
-    f"INSERT INTO sanctum_seals (key, {_SEAL_COLUMNS}, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
 _T = TypeVar("_T")
-
-
-def _span(number: int) -> tuple[int, int]:
-    """The first and last key an Invocation's Seals can hold."""
-    low = number << _SEQ_BITS
-    return low, low | _SEQ_MASK
 
 
 @dataclass(slots=True)
@@ -129,7 +113,7 @@ class _NoCheck:
 _NO_CHECK = _NoCheck()
 
 
-class SqliteCodex(LedgerCodex):
+class SqliteCodex(SqliteFile, LedgerCodex):
     """Durable single-file ledger of Seals.
 
     SqliteCodex — a checkpoint store in one SQLite file. Persists Seals to a SQLite
@@ -170,58 +154,14 @@ class SqliteCodex(LedgerCodex):
     def __repr__(self) -> str:
         return f"SqliteCodex({str(self.path)!r})"
 
-    @property
-    def _location(self) -> str:
-        return str(self.path)
-
-    def _conn(self) -> sqlite3.Connection:
-        if self._db is None:
-            self._db = open_codex_file(
-                self._location, busy_timeout=self._busy_timeout, synchronous=self._synchronous
-            )
-        return self._db
-
-    def _reader(self) -> sqlite3.Connection:
-        """The connection reads use: this object's writer when it has written, else a
-        read-only one (``mode=ro``: no write lock, works on read-only media). A file
-        that does not exist yet, or whose schema needs an upgrade, is opened for
-        writing instead (which creates or upgrades it)."""
-        if self._db is not None:
-            return self._db
-        if self._ro is None:
-            if self._location == ":memory:" or not self.path.is_file():
-                return self._conn()
-            self._ro = open_read_only(self._location, busy_timeout=self._busy_timeout)
-            if self._ro is None:
-                return self._conn()
-        return self._ro
-
-    def _failed(self, exc: sqlite3.Error, doing: str, invocation_id: str | None) -> SealError:
-        return sqlite_failure(
-            exc,
-            self._location,
-            doing,
-            invocation_id=invocation_id,
-            busy_timeout=self._busy_timeout,
-        )
-
     # ------------------------------------------------------------------ reading
 
     def _rows(self, db: sqlite3.Connection, ids: Iterable[int]) -> list[tuple[Any, Any, Any]]:
-        """The value rows behind ``ids``: their chains, and a map row's children's."""
-        rows: list[tuple[Any, Any, Any]] = []
-        seen: set[int] = set()
-        pending = set(ids)
-        while pending:
-            fetched = db.execute(_CHAIN_SQL, (json.dumps(sorted(pending)),)).fetchall()
-            seen.update(pending)
-            pending = set()
-            for row in fetched:
-                seen.add(row[0])
-                rows.append(row)  # a pack stays deflated: Values inflates it
-                pending.update(child_ids(row[2]))
-            pending -= seen
-        return rows
+        """The value rows behind ``ids`` (see :class:`RowWalk`)."""
+        walk = RowWalk(ids)
+        while (wanted := walk.wanted()) is not None:
+            walk.took(db.execute(CHAIN_SQL, (json.dumps(wanted),)).fetchall())
+        return walk.rows
 
     def _thaw_rows(
         self,
@@ -260,12 +200,12 @@ class SqliteCodex(LedgerCodex):
                 db = self._reader()
                 db.execute("BEGIN")
                 try:
-                    row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+                    row = db.execute(NUMBER_SQL, (invocation_id,)).fetchone()
                     rows = []
                     if row is not None:
                         rows = db.execute(
-                            f"SELECT {_SEAL_COLUMNS} FROM sanctum_seals WHERE {_RANGE} {where}",
-                            (*_span(int(row[0])), *params),
+                            f"SELECT {SEAL_COLUMNS} FROM sanctum_seals WHERE {RANGE_SQL} {where}",
+                            (*key_span(int(row[0])), *params),
                         ).fetchall()
                     return then(db, rows)
                 finally:
@@ -370,11 +310,11 @@ class SqliteCodex(LedgerCodex):
                 rows = (
                     self._reader()
                     .execute(
-                        f"SELECT i.invocation_id, s.key & {_SEQ_MASK}, s.superstep, s.frontier, "
+                        f"SELECT i.invocation_id, s.key & {SEQ_MASK}, s.superstep, s.frontier, "
                         "s.timestamp, s.metadata, s.seal_id FROM sanctum_invocations AS i "
                         "JOIN sanctum_seals AS s ON s.key = (SELECT max(key) FROM sanctum_seals "
-                        f"WHERE key BETWEEN i.number << {_SEQ_BITS} "
-                        f"AND (i.number << {_SEQ_BITS}) | {_SEQ_MASK}) "
+                        f"WHERE key BETWEEN i.number << {SEQ_BITS} "
+                        f"AND (i.number << {SEQ_BITS}) | {SEQ_MASK}) "
                         "WHERE substr(i.invocation_id, 1, ?) <> ? "  # not a claim ledger
                         "ORDER BY s.written DESC LIMIT ?",
                         (len(LEDGER_PREFIX), LEDGER_PREFIX, max(limit, 0)),
@@ -437,18 +377,18 @@ class SqliteCodex(LedgerCodex):
         self, db: sqlite3.Connection, invocation_id: str
     ) -> tuple[int | None, int, str | None]:
         """``(number or None, seq of the latest Seal or 0, its seal_id or None)``."""
-        row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+        row = db.execute(NUMBER_SQL, (invocation_id,)).fetchone()
         if row is None:
             return None, 0, None
         number = int(row[0])
-        tip = db.execute(_TIP, _span(number)).fetchone()
+        tip = db.execute(TIP_SQL, key_span(number)).fetchone()
         if tip is None:
             return number, 0, None
-        return number, int(tip[0]) & _SEQ_MASK, str(tip[1])
+        return number, int(tip[0]) & SEQ_MASK, str(tip[1])
 
     def _number(self, db: sqlite3.Connection, invocation_id: str) -> int:
         """The Invocation's number, registering it (inside the caller's transaction)."""
-        row = db.execute(_NUMBER, (invocation_id,)).fetchone()
+        row = db.execute(NUMBER_SQL, (invocation_id,)).fetchone()
         if row is None:
             row = db.execute(
                 "INSERT INTO sanctum_invocations (invocation_id, created) VALUES (?, ?) "
@@ -458,10 +398,10 @@ class SqliteCodex(LedgerCodex):
         return int(row[0])
 
     def _row(self, key: int, seal: Seal, encoded: EncodedSeal) -> tuple[Any, ...]:
-        if key & _SEQ_MASK == 0:
+        if key & SEQ_MASK == 0:
             raise SealError(
                 f"seal {seal.seal_id!r} cannot be written to {self._location}: the history "
-                f"already holds {_SEQ_MASK} seals; start a new invocation",
+                f"already holds {SEQ_MASK} seals; start a new invocation",
                 seal_id=seal.seal_id,
                 location=self._location,
             )
@@ -517,16 +457,16 @@ class SqliteCodex(LedgerCodex):
         fresh = any(step.new_rows() for step in encoded.values.values())
         try:
             if number is not None and not fresh:
-                key = (number << _SEQ_BITS) + after + 1
-                db.execute(_INSERT_SEAL, self._row(key, seal, encoded))
+                key = (number << SEQ_BITS) + after + 1
+                db.execute(INSERT_SEAL_SQL, self._row(key, seal, encoded))
                 return number, after + 1
             db.execute("BEGIN IMMEDIATE")
             try:
                 if number is None:
                     number = self._number(db, invocation_id)
                 self._write_values(db, encoded)
-                key = (number << _SEQ_BITS) + after + 1
-                db.execute(_INSERT_SEAL, self._row(key, seal, encoded))
+                key = (number << SEQ_BITS) + after + 1
+                db.execute(INSERT_SEAL_SQL, self._row(key, seal, encoded))
                 db.execute("COMMIT")
             except BaseException:
                 if db.in_transaction:
@@ -543,16 +483,16 @@ class SqliteCodex(LedgerCodex):
         db.execute("BEGIN IMMEDIATE")
         try:
             number = self._number(db, invocation_id)
-            low, high = _span(number)
+            low, high = key_span(number)
             if db.execute(
-                f"SELECT 1 FROM sanctum_seals WHERE {_RANGE} AND seal_id = ? LIMIT 1",
+                f"SELECT 1 FROM sanctum_seals WHERE {RANGE_SQL} AND seal_id = ? LIMIT 1",
                 (low, high, seal.seal_id),
             ).fetchone():
                 raise _Duplicate
-            tip = db.execute(_TIP, (low, high)).fetchone()
-            seq = (int(tip[0]) & _SEQ_MASK if tip is not None else 0) + 1
+            tip = db.execute(TIP_SQL, (low, high)).fetchone()
+            seq = (int(tip[0]) & SEQ_MASK if tip is not None else 0) + 1
             self._write_values(db, encoded)
-            db.execute(_INSERT_SEAL, self._row(low + seq, seal, encoded))
+            db.execute(INSERT_SEAL_SQL, self._row(low + seq, seal, encoded))
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
