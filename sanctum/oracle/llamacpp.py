@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sanctum.errors import OracleConnectionError, OracleResponseError
+from sanctum.oracle._llama_load import load_llama, probe_model
 from sanctum.oracle._threads import stream_from_thread
 from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
 from sanctum.oracle.openai_compat import (
@@ -130,6 +131,14 @@ class LlamaCppOracle(StreamingOracle):
         llama_kwargs: Further ``llama_cpp.Llama`` arguments.
         generation_kwargs: Further ``create_chat_completion`` arguments.
         verbose: Let llama.cpp log to stderr.
+        extra_buffer_types: Let llama.cpp repack weights into its extra CPU buffer
+            types (``use_extra_bufts``). Off by default: on recent Intel server CPUs
+            llama.cpp's AMX kernel crashes the process with SIGSEGV
+            (ggml-org/llama.cpp#20824); answers are the same either way.
+        probe: Before loading the model here, load it once in a child process and
+            evaluate a short prompt there (once per model and settings per process),
+            so a model that crashes llama.cpp raises OracleConnectionError instead of
+            killing this process. Costs one extra load.
 
     Raises:
         ImportError: If llama-cpp-python is missing (the message names the extra).
@@ -151,6 +160,8 @@ class LlamaCppOracle(StreamingOracle):
         llama_kwargs: Mapping[str, Any] | None = None,
         generation_kwargs: Mapping[str, Any] | None = None,
         verbose: bool = False,
+        extra_buffer_types: bool = False,
+        probe: bool = True,
     ) -> None:
         if (model_path is None) == (package is None):
             raise ValueError("give exactly one of model_path= or package=")
@@ -176,6 +187,8 @@ class LlamaCppOracle(StreamingOracle):
         if seed is not None:
             self._generation["seed"] = seed
         self._generation.update(generation_kwargs or {})
+        self.extra_buffer_types = extra_buffer_types
+        self.probe = probe
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -184,18 +197,28 @@ class LlamaCppOracle(StreamingOracle):
 
     # ----------------------------------------------------------------- model
     def _load(self) -> Any:
-        """Load the model once (call with ``self._lock`` held)."""
+        """Load the model once (call with ``self._lock`` held).
+
+        Raises:
+            OracleConnectionError: The model could not be loaded, or crashed the probe.
+        """
         if self._model is None:
+            path = str(self.model_path)
+            if self.probe:
+                probe_model(path, self._llama_kwargs, extra_buffer_types=self.extra_buffer_types)
             try:
-                self._model = self._llama_cpp.Llama(
-                    model_path=str(self.model_path), **self._llama_kwargs
+                self._model = load_llama(
+                    self._llama_cpp,
+                    path,
+                    self._llama_kwargs,
+                    extra_buffer_types=self.extra_buffer_types,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise OracleConnectionError(
-                    f"llama.cpp could not load the model {str(self.model_path)!r}: {exc}. "
+                    f"llama.cpp could not load the model {path!r}: {exc}. "
                     "Likely fix: check that the file is a complete GGUF model and that "
                     "n_ctx fits in memory.",
-                    endpoint=str(self.model_path),
+                    endpoint=path,
                 ) from exc
         return self._model
 
@@ -205,6 +228,7 @@ class LlamaCppOracle(StreamingOracle):
         request: dict[str, Any] = {"messages": to_openai_messages(messages), **self._generation}
         if spells:
             request["tools"] = to_openai_tools(spells)
+            request["tool_choice"] = "auto"
         return request
 
     def _failure(self, exc: Exception) -> OracleResponseError:
@@ -244,7 +268,38 @@ class LlamaCppOracle(StreamingOracle):
             OracleConnectionError: The model file could not be loaded.
             OracleResponseError: llama.cpp refused (e.g. the prompt exceeds ``n_ctx``).
         """
-        data = await asyncio.to_thread(self._complete, self._request(messages, spells))
+        return self._answer(
+            await asyncio.to_thread(self._complete, self._request(messages, spells))
+        )
+
+    constrains_output = True
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Answer with JSON valid against ``schema``, sampled under a grammar.
+
+        llama-cpp-python compiles ``response_format: {"type": "json_object",
+        "schema": schema}`` into a GBNF grammar, so every sampled token keeps the text
+        a prefix of a valid document; only ``max_tokens`` can cut it short.
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            schema: The JSON Schema (``dict``) of the whole answer.
+
+        Returns:
+            The answer, its JSON in ``text``, and the usage counters.
+
+        Raises:
+            OracleConnectionError: The model file could not be loaded.
+            OracleResponseError: llama.cpp refused (a schema it cannot compile, or a
+                prompt longer than ``n_ctx``).
+        """
+        request = self._request(messages, None)
+        request["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        return self._answer(await asyncio.to_thread(self._complete, request))
+
+    def _answer(self, data: Any) -> OracleResponse:
         choices = data.get("choices") if isinstance(data, dict) else None
         message = choices[0].get("message") if choices else None
         if not isinstance(message, dict):
@@ -262,11 +317,15 @@ class LlamaCppOracle(StreamingOracle):
         with self._lock:
             model = self._load()
             try:
+                before = _n_tokens(model)
                 chunks: Iterator[Any] = model.create_chat_completion(stream=True, **request)
+                produced = 0
                 for chunk in chunks:
                     if stop.is_set():
                         break
+                    produced += _carries_token(chunk)
                     put(chunk)
+                put({"usage": _stream_usage(model, before, produced)})
             except (ValueError, RuntimeError, TypeError, KeyError) as exc:
                 raise self._failure(exc) from exc
 
@@ -276,7 +335,10 @@ class LlamaCppOracle(StreamingOracle):
         """Stream the answer: text chunks as they are sampled, then the whole response.
 
         Every item but the last is a non-empty ``str``; the last is the
-        :class:`OracleResponse` (tool calls reassembled from their fragments).
+        :class:`OracleResponse` (tool calls reassembled from their fragments, and usage
+        counted as llama-cpp-python's stream carries none: ``completion_tokens`` the
+        sampled chunks, one token each, ``prompt_tokens`` the rest of the context the
+        call filled).
 
         Raises:
             OracleConnectionError: The model file could not be loaded.
@@ -311,3 +373,33 @@ class LlamaCppOracle(StreamingOracle):
             model, self._model = self._model, None
         if model is not None and hasattr(model, "close"):
             model.close()
+
+
+def _n_tokens(model: Any) -> int:
+    value = getattr(model, "n_tokens", 0)
+    return value if isinstance(value, int) else 0
+
+
+def _carries_token(chunk: Any) -> int:
+    """1 when a stream chunk carries sampled text or a tool-call fragment, else 0."""
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
+    if not isinstance(delta, dict):
+        return 0
+    return 1 if delta.get("content") or delta.get("tool_calls") else 0
+
+
+def _stream_usage(model: Any, before: int, produced: int) -> dict[str, int]:
+    """Token counts of a streamed answer, which llama-cpp-python does not report.
+
+    ``completion_tokens`` counts the chunks that carried a token; ``prompt_tokens``
+    is the rest of the context the model holds after the call (``model.n_tokens``:
+    the whole prompt plus the sampled tokens), 0 when the model does not say.
+    """
+    filled = _n_tokens(model)
+    prompt = max(filled - produced, 0) if filled >= before else 0
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": produced,
+        "total_tokens": prompt + produced,
+    }
