@@ -33,6 +33,13 @@ from sanctum.oracle._mend import (
     simple_mends,
     top_level_objects,
 )
+from sanctum.oracle._prompt import (
+    SPELL_CALL_CLOSE,
+    SPELL_CALL_OPEN,
+    inject_spell_prompt,
+    render_spell_prompt,
+    textualise,
+)
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
 
 __all__ = [
@@ -51,9 +58,6 @@ __all__ = [
 
 MAX_MODEL_OUTPUT_CHARS = 2 * 1024 * 1024
 """Model output longer than this (characters) is not searched for JSON at all."""
-
-SPELL_CALL_OPEN = "<spell_call>"
-SPELL_CALL_CLOSE = "</spell_call>"
 
 _MAX_BLOCKS = 64
 _NAME_HINT = re.compile(
@@ -132,81 +136,6 @@ def extract_json(text: str) -> dict[str, Any] | None:
 
 
 # --------------------------------------------------------------------------- prompted calls
-
-
-def render_spell_prompt(spells: Sequence[Mapping[str, Any]]) -> str:
-    """Write the system-prompt section teaching the delimited call format.
-
-    Lists every Spell (tool) with its JSON schema and shows the exact block the model
-    must produce to cast one.
-
-    Args:
-        spells: Spell schemas, each ``{"name", "description", "parameters"}``.
-
-    Returns:
-        The prompt section (plain text, newline-separated).
-    """
-    lines = [
-        "# Spells",
-        "You can cast these spells (tools). Each is listed with the JSON Schema of its arguments.",
-        "",
-    ]
-    for schema in spells:
-        name = str(schema.get("name", ""))
-        description = str(schema.get("description", "") or "")
-        parameters = schema.get("parameters") or {"type": "object", "properties": {}}
-        lines.append(f"## {name}")
-        if description:
-            lines.append(description)
-        lines.append("Arguments schema: " + json.dumps(parameters, ensure_ascii=False))
-        lines.append("")
-    example = spells[0].get("name", "spell_name") if spells else "spell_name"
-    lines += [
-        "To cast a spell, answer with exactly this block and nothing else inside it:",
-        SPELL_CALL_OPEN,
-        '{"spell": "SPELL_NAME", "arguments": {"ARGUMENT": "VALUE"}}',
-        SPELL_CALL_CLOSE,
-        "",
-        "Rules:",
-        "- Inside the block write one JSON object with double quotes: the spell name and "
-        "its arguments.",
-        "- Use one block per spell call. You may write several blocks to cast several spells.",
-        "- Use only the spells listed above and only the arguments their schema names.",
-        "- The results come back in the next message. When you have what you need, answer "
-        "normally, without any block.",
-        "",
-        "Example:",
-        SPELL_CALL_OPEN,
-        json.dumps({"spell": example, "arguments": {}}),
-        SPELL_CALL_CLOSE,
-    ]
-    return "\n".join(lines)
-
-
-def inject_spell_prompt(
-    messages: Sequence[Message], spells: Sequence[Mapping[str, Any]]
-) -> list[Message]:
-    """Fold the Spell section into the transcript's system prompt.
-
-    Appends to the existing leading system message, or prepends a new one.
-
-    Args:
-        messages: The transcript; not mutated.
-        spells: Spell schemas, each ``{"name", "description", "parameters"}``.
-
-    Returns:
-        A new list (the leading system message is a new dict; the others are shared).
-    """
-    section = render_spell_prompt(spells)
-    result = list(messages)
-    if result and result[0].get("role") == "system":
-        first = dict(result[0])
-        content = str(first.get("content") or "")
-        first["content"] = f"{content}\n\n{section}" if content else section
-        result[0] = first
-    else:
-        result.insert(0, {"role": "system", "content": section})
-    return result
 
 
 def _spell_name(value: object) -> str | None:
@@ -346,9 +275,12 @@ _THINKING_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 _BLOCK_OPEN = re.compile(
     r"<spell_call>|<tool_call>|<function=([A-Za-z0-9_.\-]{1,128})>"
     r"|\[TOOL_CALLS\][ \t]*([A-Za-z0-9_.\-]{1,128})[ \t]*\[ARGS\]"
+    r"|\[TOOL_CALLS\](?=\s*[\[{])"
 )
 """Where a delimited call begins: the two block tags, then openers that name the spell
-(Llama 3.1's ``<function=NAME>``, Mistral's ``[TOOL_CALLS]NAME[ARGS]``)."""
+(Llama 3.1's ``<function=NAME>``, Mistral's ``[TOOL_CALLS]NAME[ARGS]``), then
+Mistral's older ``[TOOL_CALLS] [{"name": ..., "arguments": ...}]`` (a JSON list or
+object after the tag)."""
 
 _BLOCK_CLOSE = {SPELL_CALL_OPEN: SPELL_CALL_CLOSE, TOOL_CALL_OPEN: TOOL_CALL_CLOSE}
 
@@ -392,7 +324,10 @@ def _split_blocks(text: str, masked: str) -> tuple[str, list[tuple[str, str | No
         limit = following.start() if following is not None else n
         tag = opened.group(0)
         close = _BLOCK_CLOSE.get(tag, "</function>" if opened.group(1) else "")
-        end = masked.find(close, body_start, limit) if close else -1
+        if close:
+            end = masked.find(close, body_start, limit)
+        else:  # Mistral's openers have no closing tag: the call ends with its JSON
+            end = _json_value_end(masked, body_start, limit)
         name = opened.group(1) or opened.group(2)
         if end < 0:
             bodies.append((text[body_start:limit], name))
@@ -403,6 +338,40 @@ def _split_blocks(text: str, masked: str) -> tuple[str, list[tuple[str, str | No
         opened = following  # a block never runs past the next opener
     prose.append(text[pos:])
     return "".join(prose), bodies
+
+
+def _json_value_end(text: str, start: int, limit: int) -> int:
+    """Where the JSON object or array starting at ``text[start:]`` ends, else -1.
+
+    Leading whitespace is skipped; brackets inside strings are ignored. Returns the
+    index just past the closing bracket, or -1 when no balanced value ends before
+    ``limit``. Linear in ``limit - start``.
+    """
+    pos = start
+    while pos < limit and text[pos].isspace():
+        pos += 1
+    if pos >= limit or text[pos] not in "{[":
+        return -1
+    depth = 0
+    in_string = escaped = False
+    for index in range(pos, limit):
+        char = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return -1
 
 
 def _bare_calls(text: str, masked: str) -> tuple[str, list[SpellCall]]:
@@ -496,32 +465,6 @@ def parse_spell_blocks(text: str) -> tuple[str, list[SpellCall]]:
 # --------------------------------------------------------------------------- the wrapper
 
 
-def _textualise(messages: Sequence[Message]) -> list[Message]:
-    """Rewrite native tool traffic as plain text for an endpoint without tools."""
-    result: list[Message] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant" and message.get("spell_calls"):
-            blocks = []
-            for call in message["spell_calls"]:
-                payload = {"spell": call.get("spell"), "arguments": call.get("arguments", {})}
-                blocks.append(f"{SPELL_CALL_OPEN}\n{json.dumps(payload)}\n{SPELL_CALL_CLOSE}")
-            content = str(message.get("content") or "")
-            text = "\n".join([content, *blocks]) if content else "\n".join(blocks)
-            result.append({"role": "assistant", "content": text})
-        elif role == "spell":
-            name = message.get("name") or "spell"
-            result.append(
-                {
-                    "role": "user",
-                    "content": f"Result of spell {name}:\n{message.get('content', '')}",
-                }
-            )
-        else:
-            result.append(message)
-    return result
-
-
 class PromptedSpellCalling(Oracle):
     """A voice taught to cast Spells by instruction, not by wiring.
 
@@ -554,11 +497,26 @@ class PromptedSpellCalling(Oracle):
         self.mode: Literal["always", "auto"] = mode
         self.arcana = inner.arcana
         self._prompted = mode == "always"
+        self._notice: str | None = None
 
     @property
     def prompted(self) -> bool:
         """Whether calls are currently emulated through the prompt."""
         return self._prompted
+
+    def take_notice(self) -> str | None:
+        """Why ``"auto"`` mode fell back to prompted calling, once; ``None`` otherwise."""
+        notice, self._notice = self._notice, None
+        return notice
+
+    def _fall_back(self, error: BaseException) -> None:
+        self._prompted = True
+        lines = str(error).strip().splitlines()
+        reason = lines[0][:300] if lines else type(error).__name__
+        self._notice = (
+            f"native spell calling was refused by {self.arcana}: {reason}; falling back to "
+            "prompted spell calling for the rest of this run"
+        )
 
     def __repr__(self) -> str:
         return f"PromptedSpellCalling({self.inner!r}, mode={self.mode!r})"
@@ -580,14 +538,14 @@ class PromptedSpellCalling(Oracle):
             except OracleResponseError as error:
                 if not is_tool_rejection(error):
                     raise
-                self._prompted = True
+                self._fall_back(error)
             else:
                 if not response.spell_calls and response.text:
                     prose, calls = parse_spell_blocks(response.text)
                     if calls:
                         return OracleResponse(prose, calls, dict(response.usage))
                 return response
-        prompted = inject_spell_prompt(_textualise(messages), spells)
+        prompted = inject_spell_prompt(textualise(messages), spells)
         response = await self.inner.generate(prompted, None)
         prose, calls = parse_spell_blocks(response.text)
         return OracleResponse(prose, [*response.spell_calls, *calls], dict(response.usage))
@@ -611,9 +569,9 @@ class PromptedSpellCalling(Oracle):
             except OracleResponseError as error:
                 if started or not is_tool_rejection(error):
                     raise
-                self._prompted = True
+                self._fall_back(error)
         if spells:
-            messages = inject_spell_prompt(_textualise(messages), spells)
+            messages = inject_spell_prompt(textualise(messages), spells)
         async for chunk in self.inner.stream_generate(messages, None):
             yield chunk
 

@@ -7,7 +7,6 @@ Ollama's and the OpenAI-compatible wire formats (tests/oracle/servers.py).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,7 +35,6 @@ from tests.oracle.servers import (
     ollama_chat,
     ollama_error,
     ollama_tool_call,
-    running_server,
     vllm_error,
 )
 
@@ -145,12 +143,31 @@ def test_render_spell_prompt_lists_every_spell_and_the_exact_block() -> None:
     assert "## echo" in prompt
     assert "Add two integers." in prompt
     assert json.dumps(ADD["parameters"]) in prompt
-    assert (
-        f'{SPELL_CALL_OPEN}\n{{"spell": "SPELL_NAME", "arguments": {{"ARGUMENT": "VALUE"}}}}\n'
-        f"{SPELL_CALL_CLOSE}"
-    ) in prompt
-    assert f'{SPELL_CALL_OPEN}\n{{"spell": "add", "arguments": {{}}}}\n{SPELL_CALL_CLOSE}' in prompt
+    example = f'{SPELL_CALL_OPEN}\n{{"spell": "add", "arguments": {{"a": 3, "b": 3}}}}\n'
+    assert example + SPELL_CALL_CLOSE in prompt
     assert prompt.index("## add") < prompt.index("## echo")
+
+
+def test_the_prompt_example_obeys_the_spell_schema_and_has_no_placeholders() -> None:
+    from sanctum.grimoire import repair_spell_call
+    from sanctum.grimoire.spell import spell
+    from sanctum.grimoire.tome import Tome
+    from sanctum.oracle.base import SpellCall
+
+    @spell
+    def shout(text: str, times: int = 1) -> str:
+        """Shout a text."""
+        return text.upper() * times
+
+    schema = shout.schema()
+    prompt = render_spell_prompt([schema])
+    body = prompt.split(SPELL_CALL_OPEN + "\n", 1)[1].split("\n" + SPELL_CALL_CLOSE, 1)[0]
+    call = json.loads(body)
+    assert call["spell"] == "shout"
+    outcome = repair_spell_call(SpellCall(call["spell"], call["arguments"]), Tome([shout]))
+    assert outcome.call is not None, outcome.correction
+    for placeholder in ("SPELL_NAME", "ARGUMENT", "VALUE", "NAME"):
+        assert placeholder not in prompt
 
 
 def test_inject_appends_to_the_leading_system_message_without_mutating() -> None:
@@ -349,12 +366,6 @@ async def test_stream_generate_injects_the_prompt() -> None:
     chunks = [c async for c in PromptedSpellCalling(inner).stream_generate(HELLO, [ADD])]
     assert "".join(chunks) == "two words"
     assert inner.calls[0][0] == inject_spell_prompt(HELLO, [ADD])
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with running_server() as srv:
-        yield srv
 
 
 def _has_tools(server: ModelServer, index: int) -> bool:
