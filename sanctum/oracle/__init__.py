@@ -7,7 +7,9 @@ their modules.
 ``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
 OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 ``PromptedSpellCalling`` (prompted tool calling, :mod:`sanctum.oracle.robust`) is also
-available here, as in the original engine (imported on first use, PEP 562).
+available here, as in the original engine, and so is ``ConstrainedSpellCalling``
+(output held to a JSON Schema, :mod:`sanctum.oracle.constrained`); both are imported
+on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from sanctum.errors import (
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
 
 if typing.TYPE_CHECKING:
+    from sanctum.oracle.constrained import ConstrainedSpellCalling
     from sanctum.oracle.robust import PromptedSpellCalling
 from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
+    "ConstrainedSpellCalling",
     "Message",
     "Oracle",
     "OracleConnectionError",
@@ -44,10 +48,17 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    "ConstrainedSpellCalling": "sanctum.oracle.constrained",
+    "PromptedSpellCalling": "sanctum.oracle.robust",
+}
+
+
 def __getattr__(name: str) -> typing.Any:
-    """Import ``PromptedSpellCalling`` on first use (PEP 562) and cache it."""
-    if name != "PromptedSpellCalling":
+    """Import the spell-calling wrappers on first use (PEP 562) and cache them."""
+    module = _LAZY.get(name)
+    if module is None:
         raise AttributeError(f"module 'sanctum.oracle' has no attribute {name!r}")
-    value = importlib.import_module("sanctum.oracle.robust").PromptedSpellCalling
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

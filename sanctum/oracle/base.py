@@ -18,9 +18,11 @@ Transcript conventions (translated to each wire format by the adapters):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from sanctum.errors import OracleResponseError
 
 __all__ = ["Message", "Oracle", "OracleResponse", "SpellCall", "StreamingOracle"]
 
@@ -97,6 +99,38 @@ class Oracle(ABC):
         Yields incremental text; pair it with a Sigil's writer to push tokens through
         ``astream``.
         """
+
+    constrains_output: bool = False
+    """Whether :meth:`generate_constrained` can hold the model to a JSON Schema."""
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Answer the transcript with text that is one JSON value valid against ``schema``.
+
+        Constrained decoding (a grammar, ``response_format``, Ollama's ``format``): the
+        backend samples only tokens that keep the output valid. No tools are sent; the
+        answer's ``text`` is the JSON text and ``spell_calls`` is empty. Oracles that
+        can do it set :attr:`constrains_output` and override this method.
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            schema: A JSON Schema (``dict``) the whole answer must satisfy.
+
+        Returns:
+            The answer; ``text`` holds the JSON (cut short only by a token limit).
+
+        Raises:
+            OracleResponseError: The backend cannot or will not constrain its output
+                (the default: this Oracle has no such mechanism).
+        """
+        raise OracleResponseError(
+            f"the Oracle {self.arcana!r} ({type(self).__name__}) cannot constrain its "
+            "output to a JSON Schema; use spell_calling='prompted' or 'native'",
+            endpoint=None,
+            status=None,
+            body="",
+        )
 
     async def aclose(self) -> None:
         """Release connections held by the Oracle. The default does nothing."""

@@ -371,6 +371,32 @@ class OllamaOracle(ServedOracle):
             )
         return parse_chat_response(data)
 
+    constrains_output = True
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Answer with JSON valid against ``schema`` (Ollama's ``format: <schema>``).
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            schema: The JSON Schema (``dict``) of the whole answer.
+
+        Returns:
+            The answer, its JSON in ``text``, and the usage counters.
+
+        Raises:
+            OracleConnectionError: Ollama is not running at ``base_url``.
+            OracleTimeoutError: The answer had not arrived in ``timeout`` seconds.
+            OracleResponseError: An error status (an Ollama too old for schemas in
+                ``format`` answers 400) or a malformed body.
+        """
+        payload = self.build_request(messages, None, stream=False)
+        payload["format"] = dict(schema)
+        data = await self._http.post_json(_CHAT_PATH, payload)
+        self._check_error(data, 200)
+        return parse_chat_response(data)
+
     async def stream_response(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
     ) -> AsyncIterator[str | OracleResponse]:

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -32,10 +30,26 @@ from sanctum.oracle._http import (
     OracleOutputError,
     error_message_of,
     error_status_of,
+    is_schema_rejection,
     safe_url,
 )
-from sanctum.oracle._served import ServedOracle, function_tools, message_text
-from sanctum.oracle.base import Message, OracleResponse, SpellCall
+from sanctum.oracle._openai_wire import (
+    ToolCallAssembler,
+    build_payload,
+    choice_delta,
+    first_message,
+    format_messages,
+    parse_arguments,
+    parse_chat_completion,
+    parse_openai_message,
+    parse_sse_delta,
+    parse_sse_line,
+    to_openai_messages,
+    to_openai_tools,
+    usage_from,
+)
+from sanctum.oracle._served import ServedOracle
+from sanctum.oracle.base import Message, OracleResponse
 
 if TYPE_CHECKING:
     import httpx
@@ -54,358 +68,6 @@ __all__ = [
     "to_openai_tools",
     "usage_from",
 ]
-
-
-# --------------------------------------------------------------------------- wire
-
-
-def to_openai_tools(spells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Translate Spell schemas into the OpenAI ``tools`` list.
-
-    Args:
-        spells: Spell schemas, each ``{"name", "description", "parameters"}``.
-
-    Returns:
-        ``[{"type": "function", "function": {...}}, ...]`` in the same order.
-    """
-    return function_tools(spells)
-
-
-def to_openai_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Translate a sanctum transcript into OpenAI chat messages.
-
-    Assistant ``spell_calls`` become ``tool_calls`` whose ``arguments`` are JSON
-    strings (always valid JSON: llama-server refuses a history with unparseable ones);
-    ``role: "spell"`` results become ``role: "tool"`` messages with ``tool_call_id``.
-    Calls without an id get a stable one (``call_<message>_<position>``) and the
-    following results without an id are matched to them by Spell name, in order.
-
-    Args:
-        messages: The transcript (``list[Message]``).
-
-    Returns:
-        The ``messages`` field of a ``/v1/chat/completions`` request.
-    """
-    wire: list[dict[str, Any]] = []
-    pending: list[tuple[str, str]] = []  # (spell name, call id) awaiting a result
-    for position, message in enumerate(messages):
-        role = str(message.get("role", "user"))
-        if role == "spell":
-            name = str(message.get("name", ""))
-            call_id = message.get("call_id")
-            if call_id:
-                pending[:] = [p for p in pending if p[1] != call_id]
-            else:
-                match = next((p for p in pending if p[0] == name), None)
-                match = match or (pending[0] if pending else None)
-                if match is not None:
-                    pending.remove(match)
-                    call_id = match[1]
-                else:
-                    call_id = f"call_{position}"
-            wire.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": str(call_id),
-                    "content": message_text(message.get("content")),
-                }
-            )
-            continue
-        entry: dict[str, Any] = {"role": role, "content": message_text(message.get("content"))}
-        calls = message.get("spell_calls") or []
-        if role == "assistant" and calls:
-            tool_calls = []
-            for index, call in enumerate(calls):
-                call_id = str(call.get("call_id") or f"call_{position}_{index}")
-                pending.append((str(call.get("spell", "")), call_id))
-                arguments = call.get("arguments")
-                tool_calls.append(
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {
-                            "name": str(call.get("spell", "")),
-                            "arguments": json.dumps(
-                                dict(arguments) if isinstance(arguments, Mapping) else {},
-                                ensure_ascii=False,
-                                default=str,
-                            ),
-                        },
-                    }
-                )
-            entry["tool_calls"] = tool_calls
-        wire.append(entry)
-    return wire
-
-
-format_messages = to_openai_messages
-"""``format_messages(messages) -> list[dict]``: :func:`to_openai_messages` under the
-original engine's name (an alias, not a copy)."""
-
-_ARCANA_PREFIX = "openai-compatible:"
-
-
-def build_payload(
-    arcana: str,
-    messages: Sequence[Message],
-    spells: Sequence[Mapping[str, Any]] | None,
-    *,
-    stream: bool,
-    extra_body: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The ``/chat/completions`` request body for a transcript (a pure function).
-
-    Args:
-        arcana: The model name the server expects, or an OpenAICompatibleOracle's
-            arcana (``"openai-compatible:<model>"``, whose prefix is dropped).
-        messages: The transcript (``list[Message]``).
-        spells: Spell schemas offered as tools; ``None`` or empty offers none.
-        stream: Whether the server should answer with SSE events.
-        extra_body: Extra request fields (``temperature``, ``max_tokens``...), merged
-            last so they win over the fields above.
-
-    Returns:
-        A JSON-serialisable dict: ``model``, ``messages``, ``stream``, ``tools`` when
-        Spells are offered, then ``extra_body``. (OpenAICompatibleOracle adds
-        ``stream_options`` when it streams, before its own ``extra_body``.)
-    """
-    model = arcana[len(_ARCANA_PREFIX) :] if arcana.startswith(_ARCANA_PREFIX) else arcana
-    payload: dict[str, Any] = {
-        "model": model,
-        "messages": to_openai_messages(messages),
-        "stream": stream,
-    }
-    if spells:
-        payload["tools"] = to_openai_tools(spells)
-    if extra_body:
-        payload.update(extra_body)
-    return payload
-
-
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    """Decode tool-call arguments sent as a JSON string.
-
-    Args:
-        raw: The ``function.arguments`` value (normally a JSON string; some servers
-            send an object).
-
-    Returns:
-        The arguments as a dict; ``{}`` for an empty string; ``{"__malformed_json__":
-        raw}`` when the text does not parse to an object, for the repair layer.
-    """
-    if isinstance(raw, dict):
-        return raw
-    if raw is None:
-        return {}
-    if not isinstance(raw, str):
-        return {"__malformed_json__": json.dumps(raw, default=str)}
-    if not raw.strip():
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except (ValueError, RecursionError):
-        return {"__malformed_json__": raw}
-    if isinstance(parsed, dict):
-        return parsed
-    return {"__malformed_json__": raw}
-
-
-def parse_openai_message(message: Mapping[str, Any]) -> tuple[str, list[SpellCall]]:
-    """The text and spell calls of a non-streamed ``choices[0].message``.
-
-    A server whose own parser failed leaves the call as text in ``content`` with no
-    ``tool_calls``; that text is returned untouched for the grimoire's parser.
-    """
-    calls: list[SpellCall] = []
-    raw_calls = message.get("tool_calls")
-    if isinstance(raw_calls, list):
-        for raw in raw_calls:
-            if not isinstance(raw, dict):
-                continue
-            function = raw.get("function")
-            function = function if isinstance(function, dict) else {}
-            calls.append(
-                SpellCall(
-                    spell=str(function.get("name") or ""),
-                    arguments=parse_arguments(function.get("arguments")),
-                    call_id=str(raw.get("id") or f"call_{uuid.uuid4().hex[:12]}"),
-                )
-            )
-    return message_text(message.get("content")), calls
-
-
-def usage_from(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The numeric token counters of a response's ``usage`` object."""
-    usage = data.get("usage")
-    if not isinstance(usage, dict):
-        return {}
-    return {
-        key: value
-        for key, value in usage.items()
-        if isinstance(value, int | float) and not isinstance(value, bool)
-    }
-
-
-def _first_message(data: Any) -> Mapping[str, Any] | None:
-    """``choices[0].message`` of a non-streamed completion, or None when absent."""
-    choices = data.get("choices") if isinstance(data, Mapping) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        return None
-    message = choices[0].get("message")
-    return message if isinstance(message, Mapping) else None
-
-
-def parse_chat_completion(data: Any) -> OracleResponse:
-    """Read one non-streamed ``/chat/completions`` answer (a pure function).
-
-    Args:
-        data: The decoded JSON body, ``{"choices": [{"message": {...}}], "usage": {...}}``.
-
-    Returns:
-        The OracleResponse: ``text`` the message content, ``spell_calls`` one SpellCall
-        per ``tool_calls`` entry (JSON-string arguments decoded; text that does not
-        parse is kept under ``"__malformed_json__"`` for the repair layer), ``usage``
-        the numeric counters of ``usage``.
-
-    Raises:
-        OracleResponseError: If ``data`` is an error answer (``{"error": ...}``) or has
-            no ``choices[0].message``.
-    """
-    body = json.dumps(data, ensure_ascii=False, default=str)[:1000]
-    problem = error_message_of(data)
-    if problem is not None:
-        raise OracleResponseError(
-            f"the OpenAI-compatible server answered with an error: {problem}",
-            status=error_status_of(data, None),
-            body=body,
-        )
-    message = _first_message(data)
-    if message is None:
-        raise OracleResponseError(
-            "the OpenAI-compatible server sent an answer without choices[0].message",
-            body=body,
-        )
-    text, calls = parse_openai_message(message)
-    return OracleResponse(text=text, spell_calls=calls, usage=usage_from(data))
-
-
-def _sse_data(line: str) -> str | None:
-    """The payload of one SSE ``data:`` line (surrounding whitespace dropped), else None."""
-    line = line.strip()
-    if not line.startswith("data:"):
-        return None
-    return line[5:].strip()
-
-
-def parse_sse_delta(line: str) -> Mapping[str, Any] | None:
-    """The ``choices[0].delta`` of one streamed SSE line (a pure function).
-
-    Args:
-        line: One line of the event stream, e.g.
-            ``'data: {"choices": [{"delta": {"content": "Hi"}}]}'``.
-
-    Returns:
-        The delta mapping (``content``, ``role``, ``tool_calls`` fragments...), or
-        None for anything else: blank lines, comments, ``event:`` lines, ``[DONE]``,
-        text that is not a JSON object, and chunks without a delta (the final usage
-        chunk).
-    """
-    raw = _sse_data(line)
-    if raw is None or raw.strip() in ("", "[DONE]"):
-        return None
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return _choice_delta(data)
-
-
-def _choice_delta(data: Any) -> Mapping[str, Any] | None:
-    """``choices[0].delta`` of one decoded stream chunk, or None when absent."""
-    choices = data.get("choices") if isinstance(data, Mapping) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        return None
-    delta = choices[0].get("delta")
-    return delta if isinstance(delta, Mapping) else None
-
-
-def parse_sse_line(line: str) -> str | None:
-    """The text one streamed SSE line adds to the answer (a pure function).
-
-    Args:
-        line: One line of the event stream.
-
-    Returns:
-        ``choices[0].delta.content`` when it is a non-empty string, else None (also
-        for every line :func:`parse_sse_delta` answers None for).
-    """
-    delta = parse_sse_delta(line)
-    content = delta.get("content") if delta is not None else None
-    return content if isinstance(content, str) and content else None
-
-
-@dataclass(slots=True)
-class _PartialCall:
-    call_id: str | None = None
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-class ToolCallAssembler:
-    """Reassemble streamed tool-call fragments into whole SpellCalls.
-
-    Fragments (``delta.tool_calls`` entries) are keyed by ``index``; a fragment whose
-    ``id`` differs from the id already held at its index opens a new call (some
-    servers reuse index 0 for parallel calls). A fragment without ``index`` continues
-    the most recent call. Arguments are concatenated; a repeated full name is not
-    duplicated.
-    """
-
-    def __init__(self) -> None:
-        self._calls: list[_PartialCall] = []
-        self._slot_of_index: dict[int, int] = {}
-
-    def feed(self, fragment: Mapping[str, Any]) -> None:
-        """Add one ``delta.tool_calls`` entry."""
-        index = fragment.get("index")
-        call_id = fragment.get("id") or None
-        slot: int | None
-        if isinstance(index, int) and not isinstance(index, bool):
-            slot = self._slot_of_index.get(index)
-            if slot is not None and call_id and self._calls[slot].call_id not in (None, call_id):
-                slot = None  # a new id at a taken index: a new call
-            if slot is None:
-                self._calls.append(_PartialCall())
-                slot = len(self._calls) - 1
-                self._slot_of_index[index] = slot
-        else:
-            if not self._calls or (call_id and self._calls[-1].call_id not in (None, call_id)):
-                self._calls.append(_PartialCall())
-            slot = len(self._calls) - 1
-        partial = self._calls[slot]
-        if call_id and partial.call_id is None:
-            partial.call_id = str(call_id)
-        function = fragment.get("function")
-        if isinstance(function, dict):
-            name = function.get("name")
-            if isinstance(name, str) and name and name != partial.name:
-                partial.name = name if not partial.name else partial.name + name
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                partial.arguments.append(arguments)
-            elif isinstance(arguments, dict):
-                partial.arguments.append(json.dumps(arguments))
-
-    def calls(self) -> list[SpellCall]:
-        """The calls assembled so far, in the order they opened."""
-        return [
-            SpellCall(
-                spell=partial.name,
-                arguments=parse_arguments("".join(partial.arguments)),
-                call_id=partial.call_id or f"call_{uuid.uuid4().hex[:12]}",
-            )
-            for partial in self._calls
-        ]
 
 
 def _chat_url(base_url: str) -> tuple[str, str]:
@@ -476,6 +138,7 @@ class OpenAICompatibleOracle(ServedOracle):
         self.arcana = f"openai-compatible:{model}"
         self.extra_body = dict(extra_body) if extra_body else {}
         self.stream_usage = stream_usage
+        self._dialect = ""  # the response_format form this server accepted
         root, self._path = _chat_url(base_url)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._has_key = bool(api_key)
@@ -573,9 +236,78 @@ class OpenAICompatibleOracle(ServedOracle):
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self._malformed(data, "an answer without choices")
-        if _first_message(data) is None:
+        if first_message(data) is None:
             raise self._malformed(data, "a choice without a message")
         return parse_chat_completion(data)
+
+    constrains_output = True
+
+    def constrained_request(
+        self, messages: Sequence[Message], schema: Mapping[str, Any], *, dialect: str
+    ) -> dict[str, Any]:
+        """The request body asking for output constrained to ``schema``.
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            schema: The JSON Schema of the whole answer.
+            dialect: ``"json_schema"`` — OpenAI's ``response_format: {"type":
+                "json_schema", "json_schema": {"name", "schema", "strict"}}``, which
+                llama-server, vLLM, LM Studio and Ollama's ``/v1`` read; or
+                ``"json_object"`` — ``{"type": "json_object", "schema": ...}``, the only
+                form llama-cpp-python's server accepts.
+
+        Returns:
+            The body: no tools, ``response_format`` set, ``extra_body`` merged last.
+        """
+        payload = build_payload(self.model, messages, None, stream=False)
+        if dialect == "json_schema":
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+            }
+        else:
+            payload["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        payload.update(self.extra_body)
+        return payload
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Answer with JSON valid against ``schema`` (the server's constrained decoding).
+
+        Asks with ``response_format`` type ``json_schema`` first; a server that refuses
+        that form (llama-cpp-python's answers 422) is asked once with type
+        ``json_object`` plus ``schema``, and the form that worked is kept.
+
+        Args:
+            messages: The transcript (``list[Message]``).
+            schema: The JSON Schema (``dict``) of the whole answer.
+
+        Returns:
+            The answer, its JSON in ``text``, and the usage counters.
+
+        Raises:
+            OracleConnectionError: Nobody listens at ``base_url``.
+            OracleTimeoutError: The answer had not arrived in ``timeout`` seconds.
+            OracleResponseError: An error status for both forms (recognised by
+                ``sanctum.oracle._http.is_schema_rejection`` when it refuses the
+                schema), or a malformed body.
+        """
+        dialects = [self._dialect] if self._dialect else ["json_schema", "json_object"]
+        for position, dialect in enumerate(dialects):
+            payload = self.constrained_request(messages, schema, dialect=dialect)
+            try:
+                data = await self._http.post_json(self._path, payload)
+                self._check_error(data, 200)
+            except OracleResponseError as err:
+                if position + 1 < len(dialects) and is_schema_rejection(err):
+                    continue
+                raise
+            self._dialect = dialect
+            if first_message(data) is None:
+                raise self._malformed(data, "an answer without choices[0].message")
+            return parse_chat_completion(data)
+        raise AssertionError("unreachable: the last dialect returns or raises")
 
     async def stream_response(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
@@ -625,7 +357,7 @@ class OpenAICompatibleOracle(ServedOracle):
             choices = data.get("choices")
             if isinstance(choices, list) and choices and isinstance(choices[0], dict):
                 choice = choices[0]
-                delta = _choice_delta(data)
+                delta = choice_delta(data)
                 if delta is not None:
                     content = delta.get("content")
                     if isinstance(content, str) and content:
