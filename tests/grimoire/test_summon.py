@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from sanctum.oracle.robust import PromptedSpellCalling
 from sanctum.oracle.scripted import ScriptedOracle
 from sanctum.wards.usage import UsageWard
 from tests.grimoire.spells import corpus_tome
-from tests.oracle.servers import ModelServer, ollama_chat, ollama_error, running_server
+from tests.oracle.servers import ModelServer, ollama_chat, ollama_error
 
 ASK = {"messages": [{"role": "user", "content": "What is 2 + 3?"}]}
 
@@ -255,12 +254,6 @@ async def test_prompted_bare_json_is_repaired_with_an_omen() -> None:
     assert [o.spell for o in repaired] == ["add"]
     assert "full call" in repaired[0].detail
     assert final["messages"][2]["content"] == "3"
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with running_server() as srv:
-        yield srv
 
 
 async def test_auto_mode_falls_back_when_ollama_rejects_tools(server: ModelServer) -> None:

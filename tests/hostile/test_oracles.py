@@ -30,12 +30,6 @@ async def drain(stream: AsyncIterator[str], into: list[str]) -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with running_server() as srv:
-        yield srv
-
-
-@pytest.fixture
 def elsewhere() -> Iterator[ModelServer]:
     with running_server() as srv:
         yield srv

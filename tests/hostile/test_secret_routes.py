@@ -11,11 +11,9 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import subprocess
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ from sanctum.api import junit_xml
 from sanctum.ritualfile import TestResult
 from sanctum.wards.secrets import Secrets
 from tests.cli.helpers import invoke, sanctum
+from tests.oracle.servers import ModelServer, Recorded, Reply
 
 API_KEY = "sk-live-4f9a1c2b7d8e9f0aKEY"
 ENV_VALUE = "envSECRET-0b7d1f2a9c"
@@ -34,39 +33,19 @@ PATTERNED = "tok-90817263"
 SECRETS = (API_KEY, ENV_VALUE, PATTERNED)
 
 
-class _Echo500(http.server.BaseHTTPRequestHandler):
-    """Answers every request with HTTP 500 and a body echoing the request."""
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length", "0"))
-        body = self.rfile.read(length).decode("utf-8", "replace")
-        echo = json.dumps(
-            {
-                "error": {
-                    "message": f"cannot answer {body}",
-                    "auth": self.headers.get("authorization"),
-                }
-            }
-        )
-        self.send_response(500)
-        self.send_header("content-type", "application/json")
-        self.end_headers()
-        self.wfile.write(echo.encode("utf-8"))
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+def _echo_500(request: Recorded) -> Reply:
+    """HTTP 500 with a body echoing the request: its prompt and its Authorization."""
+    said = request.body.decode("utf-8", "replace")
+    echo = {
+        "error": {"message": f"cannot answer {said}", "auth": request.headers.get("authorization")}
+    }
+    return Reply(500, json.dumps(echo).encode("utf-8"), content_type="application/json")
 
 
 @pytest.fixture
-def echo_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo500)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def echo_server(server: ModelServer) -> str:
+    server.respond = _echo_500
+    return f"{server.url}/v1"
 
 
 RITUAL = """\

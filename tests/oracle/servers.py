@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,6 +68,8 @@ class ModelServer:
 
     replies: deque[Reply] = field(default_factory=deque)
     requests: list[Recorded] = field(default_factory=list)
+    respond: Callable[[Recorded], Reply] | None = None
+    """Builds each answer from the request instead (when set, ``replies`` is not read)."""
     _stop: threading.Event = field(default_factory=threading.Event)
     _httpd: ThreadingHTTPServer | None = None
 
@@ -103,19 +105,16 @@ class ModelServer:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                server.requests.append(
-                    Recorded(
-                        self.command,
-                        self.path,
-                        {k.lower(): v for k, v in self.headers.items()},
-                        body,
-                    )
+                request = Recorded(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
                 )
-                reply = (
-                    server.replies.popleft()
-                    if server.replies
-                    else Reply(500, b'{"error":"no scripted reply"}')
-                )
+                server.requests.append(request)
+                if server.respond is not None:
+                    reply = server.respond(request)
+                elif server.replies:
+                    reply = server.replies.popleft()
+                else:
+                    reply = Reply(500, b'{"error":"no scripted reply"}')
                 if reply.hang:
                     server._stop.wait(10)
                     self.close_connection = True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -25,7 +25,6 @@ from tests.oracle.servers import (
     ollama_error,
     ollama_stream,
     ollama_tool_call,
-    running_server,
 )
 
 ADD = {
@@ -43,12 +42,6 @@ HELLO = [{"role": "user", "content": "What is 2 + 3?"}]
 async def drain(stream: AsyncIterator[str], into: list[str]) -> None:
     async for chunk in stream:
         into.append(chunk)
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with running_server() as srv:
-        yield srv
 
 
 _OPENED: list[OllamaOracle] = []

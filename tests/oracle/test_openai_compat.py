@@ -38,7 +38,6 @@ from tests.oracle.servers import (
     oa_stream_events,
     oa_tool_call,
     ollama_v1_error,
-    running_server,
     sse,
     vllm_error,
 )
@@ -54,12 +53,6 @@ ADD = {
 }
 HELLO = [{"role": "user", "content": "What is 2 + 3?"}]
 KEY = "sk-local-abcdefghijklmnopqrstuvwxyz0123"
-
-
-@pytest.fixture
-def server() -> Iterator[ModelServer]:
-    with running_server() as srv:
-        yield srv
 
 
 _OPENED: list[OpenAICompatibleOracle] = []
