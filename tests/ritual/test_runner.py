@@ -405,7 +405,9 @@ def _pair() -> Ritual:
 
 
 @pytest.mark.parametrize("ward_class", [_Seen, _SeenNow])
-async def test_observed_sync_sigils_announce_each_in_bind_order(ward_class: type[_Seen | _SeenNow]) -> None:
+async def test_observed_sync_sigils_announce_each_in_bind_order(
+    ward_class: type[_Seen | _SeenNow],
+) -> None:
     ward = ward_class()
     result = await _pair().compile(wards=[ward]).ainvoke({})
     assert result == {"x": 1, "y": 2}
