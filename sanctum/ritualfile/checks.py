@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +20,12 @@ import sanctum.errors as sanctum_errors
 from sanctum.aether import ERRORS_CONDUIT
 from sanctum.codex.urls import parse_codex_url
 from sanctum.errors import SealError
+from sanctum.jsontypes import has_json_type
 from sanctum.ritualfile.diagnostics import Problems, did_you_mean
 from sanctum.ritualfile.expressions import check_expression, check_template, shown_source
+from sanctum.ritualfile.kinds import kind_of
 from sanctum.ritualfile.loader import YamlPath
-from sanctum.ritualfile.models import (
-    AgentSigil,
-    CallSigil,
-    CircleSigil,
-    InlineCall,
-    InlineOracle,
-    InlineSet,
-    InlineSpell,
-    InterruptSigil,
-    OracleSigil,
-    PolicySpec,
-    RedactWardSpec,
-    RitualSpec,
-    ScatterSigil,
-    SetSigil,
-    SpellSigil,
-)
+from sanctum.ritualfile.models import PolicySpec, RedactWardSpec, RitualSpec
 from sanctum.ritualfile.resolve import ResolveError, confine, is_reference
 
 __all__ = ["BUILTIN_REDUCERS", "Checker", "exception_class", "has_json_type"]
@@ -157,7 +143,7 @@ class Checker:
 
     # ------------------------------------------------------------------ helpers
 
-    def _quoted_hint(self, path: YamlPath, *, key: bool) -> bool:
+    def quoted_hint(self, path: YamlPath, *, key: bool) -> bool:
         plain = self.loaded.plain_boolean_keys if key else self.loaded.plain_booleans
         if path in plain:
             word = path[-1] if key else self._value_at(path)
@@ -180,16 +166,16 @@ class Checker:
             node = node[part]
         return node
 
-    def _ref(self, path: YamlPath, name: str, pool: Collection[str], what: str, hint: str) -> None:
-        if self._quoted_hint(path, key=False):
+    def ref(self, path: YamlPath, name: str, pool: Collection[str], what: str, hint: str) -> None:
+        if self.quoted_hint(path, key=False):
             return
         if name not in pool:
             self.problems.add(
                 path, f"{what} {name!r} does not exist{did_you_mean(name, pool)}{hint}"
             )
 
-    def _target(self, path: YamlPath, name: str, owner: str, *, who: str | None = None) -> None:
-        if self._quoted_hint(path, key=False):
+    def target(self, path: YamlPath, name: str, owner: str, *, who: str | None = None) -> None:
+        if self.quoted_hint(path, key=False):
             return
         if name in END_NAMES:
             return
@@ -202,8 +188,8 @@ class Checker:
                 f"{who} {name!r}, which is not a sigil{did_you_mean(name, pool)}",
             )
 
-    def _conduit(self, path: YamlPath, name: str, owner: str) -> None:
-        if self._quoted_hint(path, key=False):
+    def conduit(self, path: YamlPath, name: str, owner: str) -> None:
+        if self.quoted_hint(path, key=False):
             return
         if name not in self.conduits:
             self.problems.add(
@@ -212,13 +198,13 @@ class Checker:
                 f"{did_you_mean(name, self.conduits)}; declare it under `aether:`",
             )
 
-    def _expression(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
+    def expression(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
         done = self.problems.loaded.interpolations.get(path)
         shown = shown_source(source, done)  # ${NAME}, never the value
         for message in check_expression(source, known, done):
             self.problems.add(path, f"sigil {owner!r}: `{shown}`: {message}")
 
-    def _template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
+    def template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
         done = self.problems.loaded.interpolations.get(path)
         for message in check_template(source, known, done):
             self.problems.add(path, f"sigil {owner!r}: {message}")
@@ -285,7 +271,7 @@ class Checker:
             elif name in seen:
                 self.problems.add(path, f"`entry` names {name!r} twice; name it once")
             else:
-                self._target(path, name, "entry")
+                self.target(path, name, "entry")
             seen.add(name)
         for name, oracle in self.spec.oracles.items():
             if getattr(oracle, "provider", "") == "llamacpp" and (
@@ -337,7 +323,7 @@ class Checker:
         for section in ("inputs", "aether"):
             for name in getattr(self.spec, section):
                 path = (section, name)
-                if self._quoted_hint(path, key=True):
+                if self.quoted_hint(path, key=True):
                     continue
                 if not _CONDUIT_NAME.match(name) or name in _JINJA_WORDS or name.startswith("__"):
                     self.problems.add(
@@ -348,10 +334,10 @@ class Checker:
                     )
         for section in ("oracles", "tomes", "policies"):
             for name in getattr(self.spec, section):
-                self._quoted_hint((section, name), key=True)
+                self.quoted_hint((section, name), key=True)
         for name in self.spec.sigils:
             path = ("sigils", name)
-            if self._quoted_hint(path, key=True):
+            if self.quoted_hint(path, key=True):
                 continue
             if name in _RESERVED_SIGILS:
                 self.problems.add(
@@ -453,7 +439,7 @@ class Checker:
 
     def _policy_ref(self, path: YamlPath, policy: PolicySpec | str, owner: str | None) -> None:
         if isinstance(policy, str):
-            self._ref(path, policy, self.policies, "policy", "; define it under `policies:`")
+            self.ref(path, policy, self.policies, "policy", "; define it under `policies:`")
             named = self.spec.policies.get(policy)
             if owner is not None and named is not None and named.on_error == owner:
                 self.problems.add(
@@ -474,7 +460,7 @@ class Checker:
             elif target == owner:
                 self.problems.add(where, f"sigil {owner!r} cannot be its own on_error fallback")
             else:
-                self._target(where, target, owner or "policy", who=f"on_error of {label} names")
+                self.target(where, target, owner or "policy", who=f"on_error of {label} names")
         for index, name in enumerate(policy.retry_on or []):
             if exception_class(name) is None:
                 self.problems.add(
@@ -500,7 +486,7 @@ class Checker:
                 key=True,
             )
         if isinstance(sigil.next, str):
-            self._target((*base, "next"), sigil.next, name)
+            self.target((*base, "next"), sigil.next, name)
         elif isinstance(sigil.next, list):
             if not sigil.next:
                 self.problems.add((*base, "next"), "`next` is an empty list; name a sigil or END")
@@ -513,7 +499,7 @@ class Checker:
                         f"sigil {name!r} names {target!r} twice in `next`; name it once",
                     )
                 else:
-                    self._target((*base, "next", index), target, name)
+                    self.target((*base, "next", index), target, name)
                 seen.add(same)
         if sigil.routes is not None:
             if not sigil.routes:
@@ -521,13 +507,13 @@ class Checker:
             last = len(sigil.routes) - 1
             for index, route in enumerate(sigil.routes):
                 where: YamlPath = (*base, "routes", index)
-                self._target((*where, "to"), route.to, name)
+                self.target((*where, "to"), route.to, name)
                 if route.when is None and index != last:
                     self.problems.add(
                         where, "only the last route may omit `when` (it is the default)"
                     )
                 elif route.when is not None:
-                    self._expression((*where, "when"), route.when, name, known)
+                    self.expression((*where, "when"), route.when, name, known)
                     if index == last:
                         self.problems.add(
                             (*where, "when"),
@@ -536,151 +522,8 @@ class Checker:
                         )
         if sigil.policy is not None:
             self._policy_ref((*base, "policy"), sigil.policy, name)
-        self._kind(name, base, sigil, known)
+        kind_of(sigil).check(self, name, sigil, known)
 
-    def _kind(self, name: str, base: YamlPath, sigil: Any, known: Collection[str]) -> None:
-        if isinstance(sigil, CallSigil):
-            if not is_reference(sigil.call):
-                self.problems.add(
-                    (*base, "call"),
-                    f"`call` must be 'module:function' (a module next to the ritual file), "
-                    f"got {sigil.call!r}",
-                )
-        elif isinstance(sigil, OracleSigil):
-            self._oracle_use(base, name, sigil, known)
-            self._conduit((*base, "output"), sigil.output, name)
-            if sigil.messages is not None:
-                self._conduit((*base, "messages"), sigil.messages, name)
-        elif isinstance(sigil, AgentSigil):
-            agent = sigil.agent
-            self._ref(
-                (*base, "agent", "oracle"),
-                agent.oracle,
-                self.oracles,
-                "oracle",
-                "; define it under `oracles:`",
-            )
-            if agent.tome is not None:
-                self._ref(
-                    (*base, "agent", "tome"),
-                    agent.tome,
-                    self.tomes,
-                    "tome",
-                    "; define it under `tomes:`",
-                )
-            self._conduit((*base, "messages"), sigil.messages, name)
-            if sigil.output is not None:
-                self._conduit((*base, "output"), sigil.output, name)
-            if sigil.prompt is not None:
-                self._template((*base, "prompt"), sigil.prompt, name, known)
-        elif isinstance(sigil, SpellSigil):
-            self._spell_use(base, name, sigil, known)
-            if sigil.output is not None:
-                self._conduit((*base, "output"), sigil.output, name)
-        elif isinstance(sigil, InterruptSigil):
-            self._template((*base, "interrupt"), sigil.interrupt, name, known)
-            self._expression((*base, "until"), sigil.until, name, known)
-        elif isinstance(sigil, SetSigil):
-            self._set_values((*base, "set"), sigil.values, name, known, conduits=True)
-        elif isinstance(sigil, CircleSigil):
-            pass  # loaded and checked by the compiler (it needs the file chain)
-        elif isinstance(sigil, ScatterSigil):
-            scatter = sigil.scatter
-            where = (*base, "scatter")
-            self._expression((*where, "over"), scatter.over, name, known)
-            self._conduit((*where, "into"), scatter.into, name)
-            local = {*known, scatter.item}
-            inline = scatter.sigil
-            inner: YamlPath = (*where, "sigil")
-            if isinstance(inline, InlineCall):
-                if not is_reference(inline.call):
-                    self.problems.add((*inner, "call"), "`call` must be 'module:function'")
-            elif isinstance(inline, InlineOracle):
-                self._oracle_use(inner, name, inline, local)
-            elif isinstance(inline, InlineSpell):
-                self._spell_use(inner, name, inline, local)
-            elif isinstance(inline, InlineSet):
-                self._set_values((*inner, "set"), inline.values, name, local, conduits=False)
-            gives = _result_keys(inline)
-            if scatter.pick is not None and gives is not None and scatter.pick not in gives:
-                self.problems.add(
-                    (*where, "pick"),
-                    f"scatter of sigil {name!r} picks {scatter.pick!r}, a key its sigil's "
-                    f"result never has{did_you_mean(scatter.pick, gives)} "
-                    f"(its keys: {', '.join(sorted(gives))})",
-                )
-
-    def _oracle_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
-        self._ref(
-            (*base, "oracle"),
-            sigil.oracle,
-            self.oracles,
-            "oracle",
-            "; define it under `oracles:`",
-        )
-        self._template((*base, "prompt"), sigil.prompt, name, known)
-        if sigil.system is not None:
-            self._template((*base, "system"), sigil.system, name, known)
-
-    def _spell_use(self, base: YamlPath, name: str, sigil: Any, known: Collection[str]) -> None:
-        if sigil.tome is not None:
-            self._ref((*base, "tome"), sigil.tome, self.tomes, "tome", "")
-            pools = {sigil.tome: self.tome_spells.get(sigil.tome, set())}
-        else:
-            pools = self.tome_spells
-        if sigil.tome is None:
-            unknown = bool(self.broken_tomes or self.dropped.get("tomes"))
-        else:
-            unknown = sigil.tome in self.broken_tomes
-        if unknown:
-            pass  # a tome is broken (already reported): its spells are unknown
-        elif not self.tomes:
-            self.problems.add(
-                (*base, "spell"), "a spell sigil needs a tome; declare one under `tomes:`"
-            )
-        elif len(pools) == len([t for t in pools if t in self.tome_spells]):
-            available = set().union(*pools.values()) if pools else set()
-            if sigil.spell not in available:
-                self.problems.add(
-                    (*base, "spell"),
-                    f"spell {sigil.spell!r} is in no tome{did_you_mean(sigil.spell, available)}",
-                )
-        for key, value in sigil.arguments.items():
-            for path, text in _strings((*base, "arguments", key), value):
-                self._template(path, text, name, known)
-
-    def _set_values(
-        self,
-        base: YamlPath,
-        values: dict[str, Any],
-        name: str,
-        known: Collection[str],
-        *,
-        conduits: bool,
-    ) -> None:
-        for key, value in values.items():
-            if conduits:
-                if (*base, key) in self.loaded.plain_boolean_keys:
-                    self._quoted_hint((*base, key), key=True)
-                elif key not in self.conduits:
-                    self.problems.add(
-                        (*base, key),
-                        f"sigil {name!r} sets {key!r}, which is not a conduit"
-                        f"{did_you_mean(key, self.conduits)}; declare it under `aether:`",
-                        key=True,
-                    )
-            if isinstance(value, str):
-                self._expression((*base, key), value, name, known)
-
-
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
 
 _REDUCER_TYPES: dict[str, tuple[str, ...]] = {
     "append": ("array",),
@@ -690,16 +533,6 @@ _REDUCER_TYPES: dict[str, tuple[str, ...]] = {
 """The JSON types a built-in reducer can combine (overwrite takes any)."""
 
 
-def has_json_type(value: Any, types: Iterable[str]) -> bool:
-    """Whether ``value`` is of one of the JSON ``types`` (a boolean is no number)."""
-    for name in types:
-        if isinstance(value, bool) and name in ("integer", "number"):
-            continue
-        if isinstance(value, _PYTHON_TYPES[name]):
-            return True
-    return False
-
-
 def _a_value(types: tuple[str, ...]) -> str:
     words = {"array": "a list", "integer": "a number", "number": "a number", "object": "a mapping"}
     return " or ".join(dict.fromkeys(words[t] for t in types))
@@ -707,23 +540,3 @@ def _a_value(types: tuple[str, ...]) -> str:
 
 def _shown(value: Any) -> str:
     return "null" if value is None else f"{type(value).__name__} {value!r:.40}"
-
-
-def _result_keys(inline: Any) -> set[str] | None:
-    """The keys a scattered sigil's result holds, or None when only its code knows."""
-    if isinstance(inline, InlineSet):
-        return set(inline.values)
-    if isinstance(inline, (InlineOracle, InlineSpell)):
-        return {inline.output}
-    return None
-
-
-def _strings(path: YamlPath, value: Any) -> Iterable[tuple[YamlPath, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings((*path, key), item)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _strings((*path, index), item)

@@ -8,7 +8,6 @@ the offending key or value, with a did-you-mean for misspelled keys), and raises
 
 from __future__ import annotations
 
-import difflib
 import functools
 import types
 import typing
@@ -18,41 +17,12 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from sanctum.errors import FileProblem, RitualFileError
+from sanctum.ritualfile._suggest import did_you_mean, suggest
 from sanctum.ritualfile.env import scrub
+from sanctum.ritualfile.kinds.base import key_owners, kind_keys, kind_named, registered, sigil_keys
 from sanctum.ritualfile.loader import YAML11_BOOLEANS, LoadedFile, YamlPath
-from sanctum.ritualfile.models import (
-    ORACLE_PROVIDERS,
-    SIGIL_KEYS,
-    SIGIL_KINDS,
-    SIGIL_MODELS,
-    key_owners,
-)
 
 __all__ = ["Problems", "data_path", "did_you_mean", "field_accepts", "suggest", "suggest_field"]
-
-
-def suggest(word: str, candidates: Iterable[str]) -> str | None:
-    """The closest candidate to ``word`` (difflib), or None when nothing is close.
-
-    Args:
-        word: The misspelled name.
-        candidates: The names that exist.
-
-    Returns:
-        The best match, or None.
-    """
-    pool = [c for c in candidates if c != word]
-    found = difflib.get_close_matches(word, pool, n=1, cutoff=0.6)
-    if found:
-        return found[0]
-    lowered = {c.lower(): c for c in pool}
-    return lowered.get(word.lower())
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """A ``"; did you mean 'x'?"`` suffix, or ``""`` when nothing is close."""
-    best = suggest(word, candidates)
-    return f"; did you mean {best!r}?" if best else ""
 
 
 def suggest_field(model: Any, key: str, value: Any) -> str | None:
@@ -203,7 +173,7 @@ class Problems:
         if not (tag.startswith("'") and tag.endswith("'")):
             return  # a kind-key union: reported by the kind checks
         tag = tag.strip("'")
-        options = _TAG_VALUES.get(tag, ())
+        options = _tag_values().get(tag, ())
         choices = f" (one of {', '.join(options)})" if options else ""
         for key in value:
             if isinstance(key, str) and suggest(key, [tag]) == tag:
@@ -222,7 +192,7 @@ class Problems:
             allowed = _fields_of(model)
             where = _where(path[:-1])
             value = item.get("input")
-            if model in SIGIL_MODELS.values():
+            if any(model is kind.model for kind in registered()):
                 hint = _sigil_key_hint(key, model, value)
                 self.add(path, f"unknown key {key!r}{where}{hint}", key=True)
                 return
@@ -258,8 +228,11 @@ class Problems:
         self.add(path, _type_message(path, [item], self.loaded))
 
 
-_TAG_VALUES: dict[str, tuple[str, ...]] = {"provider": ORACLE_PROVIDERS}
-"""The values of each key that chooses a model (a discriminator field)."""
+def _tag_values() -> dict[str, tuple[str, ...]]:
+    """The values of each key that chooses a model (a discriminator field)."""
+    from sanctum.ritualfile.models import ORACLE_PROVIDERS  # the models import the kinds
+
+    return {"provider": ORACLE_PROVIDERS}
 
 
 def _sigil_key_hint(key: str, model: type[BaseModel], value: Any) -> str:
@@ -270,15 +243,15 @@ def _sigil_key_hint(key: str, model: type[BaseModel], value: Any) -> str:
         hint = f"; `{key}` belongs to {' and '.join(owners)} sigils"
     elif (best := suggest_field(model, key, value)) is not None:
         hint = f"; did you mean {best!r}?"
-    elif (best := suggest(key, SIGIL_KEYS)) is not None:
-        whose = [best] if best in SIGIL_KINDS else key_owners(best)
+    elif (best := suggest(key, sigil_keys())) is not None:
+        whose = [best] if best in kind_keys() else key_owners(best)
         hint = f"; did you mean {best!r}? (it belongs to {' and '.join(whose)} sigils)"
     else:
         hint = ""
-    if model is SIGIL_MODELS["pass"]:
+    if model is kind_named("pass").model:
         return (
             f"{hint} (allowed: {', '.join(sorted(allowed))}, or one kind key: "
-            f"{', '.join(SIGIL_KINDS)})"
+            f"{', '.join(kind_keys())})"
         )
     return f"{hint} (allowed: {', '.join(sorted(allowed))})"
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from sanctum.ritualfile.models import SIGIL_KINDS, PolicySpec, RitualSpec
+from sanctum.ritualfile.kinds import kind_of
+from sanctum.ritualfile.models import PolicySpec, RitualSpec
 
 __all__ = ["ritual_graph"]
 
@@ -17,10 +18,8 @@ _END = "END"
 
 
 def _kind(sigil: object) -> str:
-    for kind in SIGIL_KINDS:
-        if hasattr(sigil, "values" if kind == "set" else kind):
-            return kind
-    return "route"
+    """The word drawn under a sigil's name: its kind's label (``route`` for none)."""
+    return kind_of(sigil).label
 
 
 def _edges(spec: RitualSpec) -> list[tuple[str, str, str, str]]:

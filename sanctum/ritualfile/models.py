@@ -13,19 +13,38 @@ of :func:`sanctum.ritualfile.compile_ritual` (``resolve=``), never by the file.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union, get_args
 from urllib.parse import urlsplit
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Discriminator,
-    Field,
-    JsonValue,
-    PrivateAttr,
-    Tag,
+from pydantic import AfterValidator, BaseModel, Discriminator, Field, JsonValue, PrivateAttr, Tag
+
+from sanctum.ritualfile import kinds
+from sanctum.ritualfile._common import (
+    BackoffSpec,
+    PolicyRef,
+    PolicySpec,
+    Route,
+    SigilBase,
+    Strict,
+    ValueType,
 )
+from sanctum.ritualfile.kinds.agent import AgentOptions, AgentSigil
+from sanctum.ritualfile.kinds.call import CallSigil
+from sanctum.ritualfile.kinds.circle import CircleSigil
+from sanctum.ritualfile.kinds.interrupt import InterruptSigil
+from sanctum.ritualfile.kinds.oracle import OracleSigil
+from sanctum.ritualfile.kinds.passing import PassSigil
+from sanctum.ritualfile.kinds.scatter import (
+    InlineCall,
+    InlineOracle,
+    InlineSet,
+    InlineSigil,
+    InlineSpell,
+    ScatterOptions,
+    ScatterSigil,
+)
+from sanctum.ritualfile.kinds.setting import SetSigil
+from sanctum.ritualfile.kinds.spell import SpellSigil
 
 __all__ = [
     "COMMON_SIGIL_KEYS",
@@ -41,7 +60,11 @@ __all__ = [
     "CallSigil",
     "CircleSigil",
     "ConduitSpec",
+    "InlineCall",
+    "InlineOracle",
+    "InlineSet",
     "InlineSigil",
+    "InlineSpell",
     "InputSpec",
     "InterruptSigil",
     "LlamaCppOracleSpec",
@@ -60,6 +83,7 @@ __all__ = [
     "ScriptedResponse",
     "ScriptedSpellCall",
     "SetSigil",
+    "SigilBase",
     "SigilSpec",
     "SpellSigil",
     "TomeSpec",
@@ -69,49 +93,14 @@ __all__ = [
     "key_owners",
 ]
 
-SIGIL_KINDS = ("call", "oracle", "agent", "spell", "interrupt", "set", "circle", "scatter")
-"""The key that decides a sigil's kind, in the order they are documented."""
 
 WARD_KINDS = ("redact", "audit", "usage", "trace")
 """The key that decides a ward's kind."""
 
-ValueType = Literal["string", "integer", "number", "boolean", "array", "object"]
-Expression = Annotated[
-    str,
-    Field(
-        description="A bare expression (Jinja2 syntax, no braces) evaluated against the "
-        "Aether: conduit and input names, e.g. \"category == 'billing'\"."
-    ),
-]
-Template = Annotated[
-    str,
-    Field(
-        description="A text template: literal text with {{ expression }} parts "
-        "evaluated against the Aether (Jinja2, sandboxed)."
-    ),
-]
-Target = Annotated[
-    str, Field(description="A sigil name, or END to finish the ritual on this path.")
-]
-Next = Annotated[
-    str | list[str] | None,
-    Field(
-        description="Where to go after this sigil: one sigil name, a list (fan-out: all "
-        "run in the next superstep), or END."
-    ),
-]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True, defer_build=True, allow_inf_nan=False
-    )
-
-
 # --------------------------------------------------------------------------- inputs
 
 
-class InputSpec(_Strict):
+class InputSpec(Strict):
     """One typed input of the ritual, validated before the run starts."""
 
     type: ValueType = Field("string", description="The JSON type the input must have.")
@@ -125,7 +114,7 @@ class InputSpec(_Strict):
     )
 
 
-class ConduitSpec(_Strict):
+class ConduitSpec(Strict):
     """One conduit of the Aether: a state key and how writes to it merge."""
 
     reducer: str = Field(
@@ -183,7 +172,7 @@ def _seconds(value: float) -> float:
 Seconds = Annotated[float, AfterValidator(_seconds)]
 
 
-class ScriptedSpellCall(_Strict):
+class ScriptedSpellCall(Strict):
     """A spell call a scripted oracle pretends to make."""
 
     spell: str = Field(description="The spell's name.")
@@ -193,7 +182,7 @@ class ScriptedSpellCall(_Strict):
     call_id: str | None = Field(None, description="Correlation id for the result message.")
 
 
-class ScriptedResponse(_Strict):
+class ScriptedResponse(Strict):
     """One scripted answer with spell calls or usage counters."""
 
     text: str = Field("", description="The answer's text.")
@@ -211,7 +200,7 @@ ScriptLine = Annotated[
 ]
 
 
-class ScriptedOracleSpec(_Strict):
+class ScriptedOracleSpec(Strict):
     """A scripted oracle: answers read from the file, for tests and offline demos."""
 
     provider: Literal["scripted"] = Field(description="scripted — no model is consulted.")
@@ -223,7 +212,7 @@ class ScriptedOracleSpec(_Strict):
     )
 
 
-class OllamaOracleSpec(_Strict):
+class OllamaOracleSpec(Strict):
     """An Ollama server (local models)."""
 
     provider: Literal["ollama"] = Field(description="ollama — an Ollama server.")
@@ -235,7 +224,7 @@ class OllamaOracleSpec(_Strict):
     )
 
 
-class OpenAIOracleSpec(_Strict):
+class OpenAIOracleSpec(Strict):
     """Any OpenAI-compatible chat-completions server (llama-server, vLLM, ...)."""
 
     provider: Literal["openai"] = Field(description="openai — an OpenAI-compatible server.")
@@ -252,7 +241,7 @@ class OpenAIOracleSpec(_Strict):
     )
 
 
-class LlamaCppOracleSpec(_Strict):
+class LlamaCppOracleSpec(Strict):
     """A GGUF model run in-process by llama.cpp (the llamacpp extra)."""
 
     provider: Literal["llamacpp"] = Field(description="llamacpp — in-process llama.cpp.")
@@ -282,193 +271,15 @@ ORACLE_PROVIDERS: tuple[str, ...] = tuple(
 """The values an oracle's ``provider`` key may take (one model each)."""
 
 
-class TomeSpec(_Strict):
+class TomeSpec(Strict):
     """A Tome — a folder of spells (tools) in the AgentGrimoire layout."""
 
     path: str = Field(description="The folder, relative to the ritual file.")
 
 
-# --------------------------------------------------------------------------- policies
-
-
-class BackoffSpec(_Strict):
-    """Exponential backoff between retries: min(cap, base * 2**(n-1)) seconds."""
-
-    base: float = Field(0.1, ge=0, description="First delay in seconds.")
-    cap: float = Field(5.0, ge=0, description="Longest delay in seconds.")
-    jitter: bool = Field(True, description="Scale each delay by a random factor in [0.5, 1].")
-
-
-class PolicySpec(_Strict):
-    """A SigilPolicy — timeout, retries with backoff, and an on_error fallback."""
-
-    timeout: float | None = Field(None, gt=0, description="Bound on each attempt, in seconds.")
-    retries: int = Field(0, ge=0, le=100, description="Extra attempts after a failure.")
-    backoff: BackoffSpec | None = Field(None, description="Delay between retries.")
-    retry_on: list[str] | None = Field(
-        None,
-        description="Exception class names worth retrying (builtins or sanctum.errors), "
-        "e.g. [OracleTimeoutError]; default: any exception.",
-    )
-    on_error: str | None = Field(
-        None, description="Sigil to jump to once the attempts are exhausted."
-    )
-
-
-PolicyRef = Annotated[
-    PolicySpec | str | None,
-    Field(description="A policy, or the name of one under `policies:`."),
-]
-
-
 # --------------------------------------------------------------------------- sigils
-
-
-class Route(_Strict):
-    """One conditional edge: go `to` when `when` holds (omit `when` for the default)."""
-
-    when: Expression | None = Field(
-        None, description="A boolean expression; omit it on the final, default route."
-    )
-    to: Target
-
-
-class _SigilCommon(_Strict):
-    description: str = Field("", description="What this sigil does.")
-    next: Next = None
-    routes: list[Route] | None = Field(
-        None,
-        description="Conditional edges, checked in order (first match wins); the last "
-        "route has no `when`.",
-    )
-    join: Literal["any", "all"] = Field(
-        "any",
-        description="all: wait until every static predecessor has run (a barrier).",
-    )
-    policy: PolicyRef = None
-
-
-class CallSigil(_SigilCommon):
-    """Run a Python callable ``module:function`` (sync or async) on the Aether."""
-
-    call: str = Field(
-        description="'module:function', the module found next to the ritual file; the "
-        "function takes the Aether (and optionally a writer) and returns a delta."
-    )
-
-
-class OracleSigil(_SigilCommon):
-    """Consult an oracle once with a templated prompt."""
-
-    oracle: str = Field(description="Name of an oracle under `oracles:`.")
-    prompt: Template
-    output: str = Field(description="Conduit that receives the answer's text.")
-    system: Template | None = Field(None, description="System prompt template.")
-    messages: str | None = Field(
-        None,
-        description="Conduit (append) that also receives the assistant message with "
-        "its usage counters, for UsageWard.",
-    )
-    stream: bool = Field(True, description="Stream tokens as TokenEmitted omens.")
-
-
-class AgentOptions(_Strict):
-    """An Entity — a summon() ReAct loop of an oracle and a tome of spells."""
-
-    oracle: str = Field(description="Name of an oracle under `oracles:`.")
-    tome: str | None = Field(None, description="Name of a tome under `tomes:`.")
-    role: str | None = Field(None, description="System prompt of the Entity.")
-    spell_calling: Literal["native", "prompted", "auto"] = Field(
-        "native", description="How spells reach the model."
-    )
-    max_repair_rounds: int = Field(
-        2, ge=0, description="Correction-only rounds tolerated before giving up."
-    )
-    recursion_limit: int = Field(25, ge=1, description="Superstep bound of the loop.")
-
-
-class AgentSigil(_SigilCommon):
-    """Run an Entity (agent) over the messages conduit."""
-
-    agent: AgentOptions = Field(description="The Entity: oracle, tome, role, spell calling.")
-    prompt: Template | None = Field(
-        None, description="User message appended before the loop starts."
-    )
-    messages: str = Field("messages", description="Conduit (append) holding the transcript.")
-    output: str | None = Field(None, description="Conduit that receives the final answer text.")
-
-
-class SpellSigil(_SigilCommon):
-    """Cast one spell with templated arguments."""
-
-    spell: str = Field(description="The spell's name, found in the ritual's tomes.")
-    tome: str | None = Field(None, description="The tome to look in (default: all tomes).")
-    arguments: dict[str, JsonValue] = Field(
-        default_factory=dict,
-        description="Arguments; strings are templates, and a string that is exactly one "
-        "{{ expression }} keeps the expression's type.",
-    )
-    output: str | None = Field(None, description="Conduit that receives the spell's result.")
-
-
-class InterruptSigil(_SigilCommon):
-    """Pause for a person until a condition holds."""
-
-    interrupt: Template
-    until: Expression = Field(
-        description="Boolean expression; when it holds the sigil lets the run pass "
-        "(resume with updates that make it true)."
-    )
-
-
-class SetSigil(_SigilCommon):
-    """Write conduits from expressions."""
-
-    values: dict[str, JsonValue] = Field(
-        alias="set",
-        description="Conduit -> value: strings are bare expressions (write \"'text'\" for "
-        "a literal string), other YAML values are written as they are.",
-    )
-
-
-class CircleSigil(_SigilCommon):
-    """Mount another ritual file as a sub-graph (a Circle)."""
-
-    circle: str = Field(description="Path of the ritual file, relative to this one.")
-
-
-class InlineCall(_Strict):
-    """A callable applied to each item."""
-
-    call: str = Field(description="'module:function' applied to each item.")
-
-
-class InlineOracle(_Strict):
-    """An oracle consulted for each item."""
-
-    oracle: str = Field(description="Name of an oracle under `oracles:`.")
-    prompt: Template
-    output: str = Field(description="Key of the per-item result holding the answer.")
-    system: Template | None = Field(None, description="System prompt template.")
-
-
-class InlineSpell(_Strict):
-    """A spell cast for each item."""
-
-    spell: str = Field(description="The spell's name.")
-    tome: str | None = Field(None, description="The tome to look in.")
-    arguments: dict[str, JsonValue] = Field(
-        default_factory=dict, description="Arguments (templates)."
-    )
-    output: str = Field("result", description="Key of the per-item result.")
-
-
-class InlineSet(_Strict):
-    """Expressions computed for each item."""
-
-    values: dict[str, JsonValue] = Field(
-        alias="set", description="Key -> expression, computed per item."
-    )
+# Each kind's model lives with its checks and compile step in sanctum.ritualfile.kinds;
+# the union below is assembled from the registry, in documentation order.
 
 
 def _kind_of(value: Any, kinds: tuple[str, ...], alias: dict[str, str]) -> str | None:
@@ -481,148 +292,81 @@ def _kind_of(value: Any, kinds: tuple[str, ...], alias: dict[str, str]) -> str |
     return None
 
 
-def _inline_kind(value: Any) -> str | None:
-    return _kind_of(value, ("call", "oracle", "spell", "set"), {"set": "values"})
-
-
-InlineSigil = Annotated[
-    Annotated[InlineCall, Tag("call")]
-    | Annotated[InlineOracle, Tag("oracle")]
-    | Annotated[InlineSpell, Tag("spell")]
-    | Annotated[InlineSet, Tag("set")],
-    Discriminator(_inline_kind),
-    Field(description="The work done per item: one of call, oracle, spell or set."),
-]
-
-
-class ScatterOptions(_Strict):
-    """Map an inline sigil over a list, results in item order."""
-
-    over: Expression
-    item: str = Field("item", description="Name the current item has in expressions.")
-    into: str = Field(description="Conduit receiving the list of results.")
-    pick: str | None = Field(None, description="Keep only this key of each item's result.")
-    max_concurrency: int = Field(4, ge=1, le=256, description="Items worked on at once.")
-    sigil: InlineSigil
-
-
-class ScatterSigil(_SigilCommon):
-    """Run work for every item of a list, concurrently."""
-
-    scatter: ScatterOptions = Field(description="What to map over and where results go.")
-
-
-class PassSigil(_SigilCommon):
-    """A sigil that only routes: it writes nothing and follows `next` or `routes`."""
-
-
 def _sigil_kind(value: Any) -> str | None:
-    if isinstance(value, PassSigil):
-        return "pass"
-    kind = _kind_of(value, SIGIL_KINDS, {"set": "values"})
-    if kind is None and isinstance(value, dict) and not any(k in value for k in SIGIL_KINDS):
-        return "pass"
-    return kind
+    """The tag of a sigil: its one kind key, ``pass`` for none, None for several."""
+    if isinstance(value, dict):
+        present = [key for key in kinds.kind_keys() if key in value]
+        if not present:
+            return "pass"
+        return present[0] if len(present) == 1 else None
+    try:
+        return kinds.kind_of(value).tag
+    except TypeError:
+        return None
 
 
-SigilSpec = Annotated[
-    Annotated[CallSigil, Tag("call")]
-    | Annotated[OracleSigil, Tag("oracle")]
-    | Annotated[AgentSigil, Tag("agent")]
-    | Annotated[SpellSigil, Tag("spell")]
-    | Annotated[InterruptSigil, Tag("interrupt")]
-    | Annotated[SetSigil, Tag("set")]
-    | Annotated[CircleSigil, Tag("circle")]
-    | Annotated[ScatterSigil, Tag("scatter")]
-    | Annotated[PassSigil, Tag("pass")],
-    Discriminator(_sigil_kind),
-    Field(
-        description="A sigil (node); its kind is the one key of call, oracle, agent, "
-        "spell, interrupt, set, circle, scatter it holds (none: it only routes)."
-    ),
-]
+if TYPE_CHECKING:
+    SigilSpec: TypeAlias = SigilBase
+else:
+    SigilSpec = Annotated[
+        Union[tuple(Annotated[kind.model, Tag(kind.tag)] for kind in kinds.registered())],  # noqa: UP007
+        Discriminator(_sigil_kind),
+        Field(
+            description="A sigil (node); its kind is the one key of "
+            f"{', '.join(kinds.kind_keys())} it holds (none: it only routes)."
+        ),
+    ]
 
+SIGIL_KINDS: tuple[str, ...] = kinds.kind_keys()
+"""The key that decides a sigil's kind, in the order they are documented."""
 
-SIGIL_MODELS: dict[str, type[BaseModel]] = {
-    "call": CallSigil,
-    "oracle": OracleSigil,
-    "agent": AgentSigil,
-    "spell": SpellSigil,
-    "interrupt": InterruptSigil,
-    "set": SetSigil,
-    "circle": CircleSigil,
-    "scatter": ScatterSigil,
-    "pass": PassSigil,
-}
+SIGIL_MODELS: dict[str, type[BaseModel]] = {kind.tag: kind.model for kind in kinds.registered()}
 """The model of each sigil kind (``pass``: a sigil without a kind key, that only routes)."""
 
-COMMON_SIGIL_KEYS: tuple[str, ...] = tuple(
-    field.alias or name for name, field in PassSigil.model_fields.items()
-)
+COMMON_SIGIL_KEYS: tuple[str, ...] = kinds.common_keys()
 """Keys every sigil may have, whatever its kind."""
 
-SIGIL_KEYS: frozenset[str] = frozenset(
-    field.alias or name
-    for model in SIGIL_MODELS.values()
-    for name, field in model.model_fields.items()
-)
+SIGIL_KEYS: frozenset[str] = kinds.sigil_keys()
 """Every key some sigil may have (kind keys and their companions included)."""
 
-
-def key_owners(key: str) -> list[str]:
-    """The sigil kinds a companion key belongs to (``prompt`` -> oracle, agent).
-
-    Args:
-        key: A sigil key.
-
-    Returns:
-        The kinds whose model has this key, in documented order; empty for common keys,
-        kind keys and unknown keys.
-    """
-    if key in COMMON_SIGIL_KEYS or key in SIGIL_KINDS:
-        return []
-    return [
-        kind
-        for kind in SIGIL_KINDS
-        if any((f.alias or n) == key for n, f in SIGIL_MODELS[kind].model_fields.items())
-    ]
+key_owners = kinds.key_owners
 
 
 # --------------------------------------------------------------------------- wards
 
 
-class RedactOptions(_Strict):
+class RedactOptions(Strict):
     """Regex patterns masked in every delta."""
 
     patterns: list[str] = Field(description="Regular expressions to mask.")
     mask: str = Field("[REDACTED]", description="What each match becomes.")
 
 
-class RedactWardSpec(_Strict):
+class RedactWardSpec(Strict):
     """RedactWard — masks patterns before anything is persisted or shown."""
 
     redact: RedactOptions = Field(description="Patterns to mask and the mask.")
 
 
-class PathOptions(_Strict):
+class PathOptions(Strict):
     """Where a ward writes its file."""
 
     path: str = Field(description="Output file, relative to the working directory.")
 
 
-class AuditWardSpec(_Strict):
+class AuditWardSpec(Strict):
     """AuditWard — one JSON line per applied delta."""
 
     audit: PathOptions = Field(description="Where the JSON Lines trail goes.")
 
 
-class UsageWardSpec(_Strict):
+class UsageWardSpec(Strict):
     """UsageWard — tallies oracle calls and tokens."""
 
     usage: dict[str, JsonValue] | None = Field(None, description="No options (write {}).")
 
 
-class TraceWardSpec(_Strict):
+class TraceWardSpec(Strict):
     """TraceRecorder — writes a .sanctum-trace.json for `sanctum trace render`."""
 
     trace: PathOptions = Field(description="Where the trace file goes.")
@@ -645,7 +389,7 @@ WardSpec = Annotated[
 # --------------------------------------------------------------------------- ritual
 
 
-class RitualSpec(_Strict):
+class RitualSpec(Strict):
     """A ritual file: a cyclic state graph of sigils, its conduits, oracles and wards."""
 
     sanctum: Literal[1] = Field(description="Format version of the ritual file; write 1.")

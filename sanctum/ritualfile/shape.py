@@ -29,15 +29,10 @@ from sanctum.ritualfile.diagnostics import (
     suggest,
     suggest_field,
 )
+from sanctum.ritualfile.kinds import common_keys, key_owners, kind_keys, sigil_keys
+from sanctum.ritualfile.kinds.scatter import INLINE_KINDS
 from sanctum.ritualfile.loader import LoadedFile, YamlPath
-from sanctum.ritualfile.models import (
-    COMMON_SIGIL_KEYS,
-    SIGIL_KEYS,
-    SIGIL_KINDS,
-    WARD_KINDS,
-    RitualSpec,
-    key_owners,
-)
+from sanctum.ritualfile.models import WARD_KINDS, RitualSpec
 
 __all__ = ["FORMAT_VERSION", "SECTIONS", "Dropped", "validate_shape"]
 
@@ -78,7 +73,8 @@ def _alias_positions(loaded: LoadedFile, old: YamlPath, new: YamlPath) -> None:
 def _sigil_kind(name: str, body: dict[str, Any], p: Problems) -> dict[str, Any] | None:
     """Check a sigil's kind key; returns a repaired body for the working copy, or None."""
     base: YamlPath = ("sigils", name)
-    present = [k for k in SIGIL_KINDS if k in body]
+    kinds, common = kind_keys(), common_keys()
+    present = [k for k in kinds if k in body]
     if len(present) > 1:
         p.add(
             (*base, present[1]),
@@ -86,18 +82,18 @@ def _sigil_kind(name: str, body: dict[str, Any], p: Problems) -> dict[str, Any] 
             key=True,
         )
         # Keep checking what every sigil has (next, routes, policy, ...).
-        return {k: v for k, v in body.items() if k in COMMON_SIGIL_KEYS}
+        return {k: v for k, v in body.items() if k in common}
     if present:
         return None
-    unknown = [k for k in body if k not in COMMON_SIGIL_KEYS]
+    unknown = [k for k in body if k not in common]
     for key in unknown:
-        meant = suggest(key, SIGIL_KEYS)
-        if meant in SIGIL_KINDS:
+        meant = suggest(key, sigil_keys())
+        if meant in kinds:
             p.add(
                 (*base, key),
                 f"unknown key {key!r} in sigil {name!r}; did you mean {meant!r}? "
-                f"(kind keys: {', '.join(SIGIL_KINDS)}; "
-                f"other keys: {', '.join(sorted(COMMON_SIGIL_KEYS))})",
+                f"(kind keys: {', '.join(kinds)}; "
+                f"other keys: {', '.join(sorted(common))})",
                 key=True,
             )
             _alias_positions(p.loaded, (*base, key), (*base, meant))
@@ -105,8 +101,8 @@ def _sigil_kind(name: str, body: dict[str, Any], p: Problems) -> dict[str, Any] 
     companions = [k for k in unknown if key_owners(k)]
     if not companions:
         return None  # a routing sigil; the model reports unknown keys with a did-you-mean
-    owners = [k for k in SIGIL_KINDS if all(k in key_owners(c) for c in companions)] or [
-        k for k in SIGIL_KINDS if any(k in key_owners(c) for c in companions)
+    owners = [k for k in kinds if all(k in key_owners(c) for c in companions)] or [
+        k for k in kinds if any(k in key_owners(c) for c in companions)
     ]
     shown = ", ".join(f"`{c}`" for c in companions)
     verb = "belongs" if len(companions) == 1 else "belong"
@@ -168,7 +164,7 @@ def _precheck(data: Any, p: Problems) -> dict[str, Any] | None:
                 _kind_problems(
                     body["scatter"].get("sigil"),
                     ("sigils", name, "scatter", "sigil"),
-                    ("call", "oracle", "spell", "set"),
+                    INLINE_KINDS,
                     f"the scatter sigil of {name!r}",
                     p,
                 )

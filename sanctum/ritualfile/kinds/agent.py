@@ -1,0 +1,100 @@
+"""The ``agent`` sigil: run an Entity (a ``summon`` ReAct loop) over a transcript."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from sanctum.ritualfile._common import SigilBase, Strict, Template
+from sanctum.ritualfile.kinds.base import SigilKind, placeholder, register
+
+if TYPE_CHECKING:
+    from sanctum.ritualfile._builder import Builder
+    from sanctum.ritualfile.checks import Checker
+
+__all__ = ["AgentKind", "AgentOptions", "AgentSigil"]
+
+
+class AgentOptions(Strict):
+    """An Entity — a summon() ReAct loop of an oracle and a tome of spells."""
+
+    oracle: str = Field(description="Name of an oracle under `oracles:`.")
+    tome: str | None = Field(None, description="Name of a tome under `tomes:`.")
+    role: str | None = Field(None, description="System prompt of the Entity.")
+    spell_calling: Literal["native", "prompted", "auto", "constrained"] = Field(
+        "native", description="How spells reach the model."
+    )
+    max_repair_rounds: int = Field(
+        2, ge=0, description="Correction-only rounds tolerated before giving up."
+    )
+    recursion_limit: int = Field(25, ge=1, description="Superstep bound of the loop.")
+
+
+class AgentSigil(SigilBase):
+    """Run an Entity (agent) over the messages conduit."""
+
+    agent: AgentOptions = Field(description="The Entity: oracle, tome, role, spell calling.")
+    prompt: Template | None = Field(
+        None, description="User message appended before the loop starts."
+    )
+    messages: str = Field("messages", description="Conduit (append) holding the transcript.")
+    output: str | None = Field(None, description="Conduit that receives the final answer text.")
+
+
+class AgentKind(SigilKind):
+    """``agent:`` — an oracle and a tome of spells in a loop, as ``summon`` builds it."""
+
+    key = "agent"
+    model = AgentSigil
+    label = "agent"
+
+    def check(self, checker: Checker, name: str, sigil: Any, known: Collection[str]) -> None:
+        agent = sigil.agent
+        checker.ref(
+            self.path(name, "agent", "oracle"),
+            agent.oracle,
+            checker.oracles,
+            "oracle",
+            "; define it under `oracles:`",
+        )
+        if agent.tome is not None:
+            checker.ref(
+                self.path(name, "agent", "tome"),
+                agent.tome,
+                checker.tomes,
+                "tome",
+                "; define it under `tomes:`",
+            )
+        checker.conduit(self.path(name, "messages"), sigil.messages, name)
+        if sigil.output is not None:
+            checker.conduit(self.path(name, "output"), sigil.output, name)
+        if sigil.prompt is not None:
+            checker.template(self.path(name, "prompt"), sigil.prompt, name, known)
+
+    def compile(self, builder: Builder, name: str, sigil: Any) -> Callable[..., Any]:
+        agent = sigil.agent
+        oracle = builder.oracle(agent.oracle, name)
+        if oracle is None or not builder.resolve:
+            return placeholder
+        tome = builder.tome(agent.tome) if agent.tome is not None else None
+        from sanctum.grimoire.sigils import agent_sigil
+        from sanctum.grimoire.summon import DEFAULT_ROLE
+
+        return agent_sigil(
+            oracle,
+            tome,
+            name=name,
+            role=agent.role if agent.role is not None else DEFAULT_ROLE,
+            spell_calling=agent.spell_calling,
+            max_repair_rounds=agent.max_repair_rounds,
+            recursion_limit=agent.recursion_limit,
+            prompt=None if sigil.prompt is None else builder.text(sigil.prompt, name, "prompt"),
+            messages=sigil.messages,
+            output=sigil.output,
+            wards=builder.inner_wards(),
+        )
+
+
+KIND = register(AgentKind())
