@@ -134,6 +134,7 @@ def agent_sigil(
     name: str = "agent",
     role: str = DEFAULT_ROLE,
     spell_calling: str = "native",
+    spell_choice: str = "auto",
     max_repair_rounds: int = 2,
     recursion_limit: int = 25,
     prompt: Text | None = None,
@@ -154,7 +155,10 @@ def agent_sigil(
         tome: The Spells it may cast.
         name: The Circle's name in echoed Omens.
         role: The Entity's system prompt.
-        spell_calling: ``"native"``, ``"prompted"`` or ``"auto"`` (see ``summon``).
+        spell_calling: ``"native"``, ``"prompted"``, ``"auto"`` or ``"constrained"``
+            (see ``summon``).
+        spell_choice: ``"auto"`` or ``"required"`` with ``"constrained"`` (see
+            ``summon``).
         max_repair_rounds: Correction-only rounds tolerated (see ``summon``).
         recursion_limit: Superstep bound of the inner loop.
         prompt: Optional user message (text or function of the Aether).
@@ -166,7 +170,7 @@ def agent_sigil(
         An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
 
     Raises:
-        ValueError: If ``spell_calling`` names an unknown strategy.
+        ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy.
     """
     from sanctum.ritual import circle
 
@@ -175,6 +179,7 @@ def agent_sigil(
         tome,
         role,
         spell_calling=spell_calling,
+        spell_choice=spell_choice,
         max_repair_rounds=max_repair_rounds,
         recursion_limit=recursion_limit,
         wards=wards,

@@ -35,6 +35,7 @@ from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
+from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
 from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, Rite, Ritual
 
@@ -50,23 +51,47 @@ DEFAULT_ROLE = (
 )
 """The system prompt summon prepends when none is given."""
 
-SPELL_CALLING_MODES = ("native", "prompted", "auto")
+SPELL_CALLING_MODES = ("native", "prompted", "auto", "constrained")
 """The strategies by which Spell schemas reach the model."""
+
+_NOTIFYING = (PromptedSpellCalling, ConstrainedSpellCalling)
+"""Wrappers that leave a notice when they fall back to prompted calling."""
 
 ORACLE_SIGIL = "oracle"
 SPELLS_SIGIL = "spells"
 _MAX_RESULT_CHARS = 100_000
 
 
-def _wrap(oracle: Oracle, spell_calling: str) -> Oracle:
+def _wrap(oracle: Oracle, spell_calling: str, spell_choice: str = "auto") -> Oracle:
     if spell_calling not in SPELL_CALLING_MODES:
         raise ValueError(
             f"spell_calling must be one of {', '.join(map(repr, SPELL_CALLING_MODES))}, "
             f"not {spell_calling!r}"
         )
-    if spell_calling == "native" or isinstance(oracle, PromptedSpellCalling):
+    if spell_choice not in SPELL_CHOICES:
+        raise ValueError(
+            f"spell_choice must be one of {', '.join(map(repr, SPELL_CHOICES))}, "
+            f"not {spell_choice!r}"
+        )
+    if spell_calling == "native" or isinstance(
+        oracle, PromptedSpellCalling | ConstrainedSpellCalling
+    ):
         return oracle
+    if spell_calling == "constrained":
+        return ConstrainedSpellCalling(oracle, "required" if spell_choice == "required" else "auto")
     return PromptedSpellCalling(oracle, mode="always" if spell_calling == "prompted" else "auto")
+
+
+def _surrender_advice(voice: Oracle, spell_calling: str) -> str:
+    """What to try after a surrender, never the strategy the Entity already uses."""
+    if isinstance(voice, ConstrainedSpellCalling) and not voice.prompted:
+        current = "constrained"
+    elif isinstance(voice, PromptedSpellCalling | ConstrainedSpellCalling) and voice.prompted:
+        current = "prompted"
+    else:
+        current = spell_calling
+    other = "spell_calling: constrained" if current != "constrained" else "spell_calling: prompted"
+    return f"try {other} (now {current}), a larger model, or a higher max_repair_rounds"
 
 
 def _consultation(role: str, transcript: Sequence[Message]) -> list[Message]:
@@ -152,6 +177,7 @@ def summon(
     role: str = DEFAULT_ROLE,
     *,
     spell_calling: str = "native",
+    spell_choice: str = "auto",
     max_repair_rounds: int = 2,
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,
     codex: Codex | None = None,
@@ -172,8 +198,13 @@ def summon(
         spell_calling: How Spell schemas reach the model — ``"native"`` (the Oracle's
             tool support; a call the server left in the answer's text is parsed too),
             ``"prompted"`` (wrap in PromptedSpellCalling: schemas in the system prompt,
-            calls parsed from text), or ``"auto"`` (native first, falling back to
-            prompted when the endpoint rejects tools).
+            calls parsed from text), ``"auto"`` (native first, falling back to
+            prompted when the endpoint rejects tools), or ``"constrained"`` (wrap in
+            ConstrainedSpellCalling: the output is held to a JSON Schema admitting
+            only an answer or one valid call; falls back to prompted, with a
+            SpellCallRejected Omen, when the backend cannot constrain it).
+        spell_choice: With ``"constrained"``: ``"auto"`` (answer or cast) or
+            ``"required"`` (the turns before any spell result must cast a Spell).
         max_repair_rounds: Consecutive correction-only rounds tolerated before the loop
             surrenders with SpellCallParseError. A round with at least one executable
             call resets the counter.
@@ -188,20 +219,23 @@ def summon(
         The compiled Rite (Sigils ``"oracle"`` and ``"spells"``).
 
     Raises:
-        ValueError: If ``spell_calling`` names an unknown strategy or
-            ``max_repair_rounds`` is negative.
+        ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy,
+            or ``max_repair_rounds`` is negative.
     """
-    voice = _wrap(oracle, spell_calling)
+    voice = _wrap(oracle, spell_calling, spell_choice)
     if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
         raise ValueError(f"max_repair_rounds must be an int >= 0, not {max_repair_rounds!r}")
     if max_repair_rounds < 0:
         raise ValueError(f"max_repair_rounds must be >= 0, not {max_repair_rounds}")
     limit = max_repair_rounds
 
-    async def consult(aether: Mapping[str, Any]) -> dict[str, Any]:
+    async def consult(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = list(aether.get("messages") or [])
         schemas = tome.schemas() if tome is not None and len(tome) else None
         response = await voice.generate(_consultation(role, _as_sent(transcript, tome)), schemas)
+        notice = voice.take_notice() if isinstance(voice, _NOTIFYING) else None
+        if notice:
+            writer.emit(SpellCallRejected(spell="", reason=notice))
         text = response.text or ""
         calls = list(response.spell_calls)
         if not calls and schemas and text:
@@ -273,8 +307,7 @@ def summon(
             raise SpellCallParseError(
                 f"the Oracle ({voice.arcana}) produced no castable spell call in {rounds} "
                 f"consecutive round(s) (max_repair_rounds={limit}); see .rejected for the raw "
-                "calls — try spell_calling='prompted', a larger model, or a higher "
-                "max_repair_rounds",
+                f"calls — {_surrender_advice(voice, spell_calling)}",
                 rejected=streak,
                 rounds=rounds,
             )
