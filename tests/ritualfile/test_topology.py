@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from sanctum.errors import RitualValidationError
-from sanctum.ritual import END, Ritual, SigilPolicy
-from sanctum.ritualfile import check_ritual
-from sanctum.ritualfile.topology import file_wording
+from sanctum.errors import ErrorCode, GraphProblem
+from sanctum.ritual import END, START
+from sanctum.ritualfile import check_ritual, compiler, load_ritual, topology
+from sanctum.ritualfile.diagnostics import Problems
 from tests.ritualfile.helpers import write
-
-PYTHON_WORDS = ("add_edge", "add_sigil", "set_entry_point", "path_map", "join='", "START")
 
 
 def _problems(path: Path) -> list[str]:
@@ -87,53 +86,168 @@ def test_barriers_that_never_fire(tmp_path: Path) -> None:
     ]
 
 
-def _noop(aether: object) -> dict[str, int]:
-    return {}
+def test_engine_messages_never_reach_the_file_wording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        entry: [a, loop]
+        sigils:
+          a: {set: {x: "1"}, routes: [{when: "x == 1", to: gate}, {to: END}]}
+          gate: {set: {x: "2"}, join: all, next: END}
+          loop: {next: loop}
+          lonely: {next: END}
+        """,
+    )
+    before = _problems(path)
+    # the route to a barrier, the idle barrier, an endless loop, an unreachable sigil
+    assert [line.split(": ")[0] for line in before] == ["6:52", "7:31", "8:3", "9:3"]
+    real = topology.graph_problems
+
+    def garbled(*args: object, **kwargs: bool) -> list[GraphProblem]:
+        found = real(*args, **kwargs)  # type: ignore[arg-type]
+        return [dataclasses.replace(p, message="add_edge() path_map START") for p in found]
+
+    monkeypatch.setattr(topology, "graph_problems", garbled)
+    assert _problems(path) == before
 
 
-def _engine_messages() -> list[str]:
-    builds = [
-        lambda r: r.add_sigil("a", _noop),
-        lambda r: r.add_sigil("a", _noop).set_entry_point("a").add_edge("a", "zz"),
-        lambda r: (
-            r.add_sigil("a", _noop, SigilPolicy(on_error="nope"))
-            .set_entry_point("a")
-            .add_edge("a", END)
+def test_an_engine_refusal_at_compile_is_placed_by_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {x: {}}
+        entry: a
+        sigils:
+          a: {set: {x: "1"}, next: END}
+          lonely: {set: {x: "2"}, next: END}
+        """,
+    )
+    expected = _problems(path)
+    # Without the file's own pass, Ritual.compile() refuses the graph; the error's
+    # structured problems land at the same place, in the same words.
+    monkeypatch.setattr(compiler, "check_topology", lambda spec, problems: None)
+    assert (
+        _problems(path)
+        == expected
+        == [
+            "7:3: sigil 'lonely' cannot be reached: no `entry`, `next`, `routes` or `on_error` "
+            "leads to it; add it to a `next:` (or a route) or remove it"
+        ]
+    )
+
+
+_PLACES = """
+sanctum: 1
+name: t
+aether: {x: {}}
+policies:
+  p: {on_error: b}
+default_policy: {on_error: b}
+entry: [a, b]
+sigils:
+  a: {set: {x: "1"}, next: [b, END], policy: p}
+  b: {routes: [{when: "x == 1", to: a}, {to: END}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("problem", "expected"),
+    [
+        (
+            GraphProblem(ErrorCode.NO_ENTRY, "m"),
+            ["7:8: the ritual has no entry point; name a sigil in `entry:`"],
         ),
-        lambda r: (
-            r.add_sigil("a", _noop)
-            .add_sigil("b", _noop)
-            .set_entry_point("a")
-            .add_edge("a", END)
-            .add_edge("b", END)
+        (
+            GraphProblem(ErrorCode.UNKNOWN_TARGET, "m", source=START, target="b"),
+            ["7:12: `entry` names 'b', which is not a sigil; define it under `sigils:`"],
         ),
-        lambda r: r.add_sigil("a", _noop).set_entry_point("a"),
-        lambda r: (
-            r.add_sigil("a", _noop)
-            .add_sigil("b", _noop, join="all")
-            .set_entry_point("a")
-            .add_conditional_edge("a", lambda _: "b", ["b"])
-            .add_edge("b", END)
+        (
+            GraphProblem(ErrorCode.UNKNOWN_TARGET, "m", source="a", target=END),
+            [
+                "9:32: `next` of sigil 'a' names '__end__', which is not a sigil; define it "
+                "under `sigils:`"
+            ],
         ),
-    ]
-    messages = []
-    for build in builds:
-        with pytest.raises(RitualValidationError) as caught:
-            build(Ritual()).compile()
-        messages.append(str(caught.value))
-    return messages
+        (
+            GraphProblem(ErrorCode.UNKNOWN_ROUTE_TARGET, "m", source="b", target="a"),
+            [
+                "10:37: a route of sigil 'b' leads to 'a', which is not a sigil; define it "
+                "under `sigils:`"
+            ],
+        ),
+        (
+            GraphProblem(ErrorCode.SELF_FALLBACK, "m", sigil="a", target="a"),
+            ["5:17: sigil 'a' cannot be its own on_error fallback"],
+        ),
+        (
+            GraphProblem(ErrorCode.UNKNOWN_FALLBACK, "m", sigil=None, target="b"),
+            [
+                "6:28: on_error of `default_policy` names 'b', which is not a sigil; define it "
+                "under `sigils:`"
+            ],
+        ),
+        (
+            GraphProblem(ErrorCode.UNKNOWN_FALLBACK, "m", sigil="b", target="b"),
+            [
+                "6:28: on_error of sigil 'b' names 'b', which is not a sigil; define it under "
+                "`sigils:`"
+            ],
+        ),
+        (
+            GraphProblem(ErrorCode.DEAD_END, "m", sigils=("a", "b")),
+            [
+                "9:3: sigil 'a' has nowhere to go; add `next:` (a sigil, a list, or END) or "
+                "`routes:`",
+                "10:3: sigil 'b' has nowhere to go; add `next:` (a sigil, a list, or END) or "
+                "`routes:`",
+            ],
+        ),
+        (
+            GraphProblem(ErrorCode.JOIN_UNWAITED, "m", sigil="a"),
+            [
+                "9:3: sigil 'a' has `join: all`, but no `entry` or `next:` names it, so the "
+                "barrier has nothing to wait for; name it in its predecessors' `next:`, or use "
+                "`join: any`"
+            ],
+        ),
+        (
+            GraphProblem(ErrorCode.UNKNOWN_ROUTER, "the engine's words", sigils=("b", "zz")),
+            ["10:3: the graph cannot be compiled: the engine's words"],
+        ),
+        (
+            GraphProblem(ErrorCode.INVALID_RITUAL, "the engine's words"),
+            ["8:1: the graph cannot be compiled: the engine's words"],
+        ),
+    ],
+    ids=lambda value: value.code if isinstance(value, GraphProblem) else "",
+)
+def test_each_code_is_placed_where_to_fix_it(
+    tmp_path: Path, problem: GraphProblem, expected: list[str]
+) -> None:
+    # Codes the name checks make impossible in a loaded file still get file words.
+    spec = load_ritual(write(tmp_path, _PLACES), env={})
+    problems = Problems(spec._source.loaded)
+    topology.place(problem, spec, problems)
+    assert [f"{p.line}:{p.column}: {p.message}" for p in problems.sorted()] == expected
 
 
-def test_engine_messages_are_put_in_file_words() -> None:
-    messages = _engine_messages()
-    assert any("add_edge()" in m for m in messages)  # the engine speaks Python
-    for message in messages:
-        worded = file_wording(message)
-        for word in PYTHON_WORDS:
-            assert word not in worded, (message, worded)
-    assert file_wording(
-        "sigil(s) 'b' cannot be reached from START; connect them with add_edge() or remove them"
-    ) == ("sigil(s) 'b' cannot be reached from `entry`; add them to a `next:` or remove them")
+def test_the_file_graph_in_engine_names(tmp_path: Path) -> None:
+    spec = load_ritual(write(tmp_path, _PLACES), env={})
+    graph = topology.file_topology(spec)
+    assert graph.edges == {START: ["a", "b"], "a": ["b", END]}
+    assert graph.routes == {"b": {"a": "a", END: END}}
+    assert graph.fallbacks == {"a": "b"}
+    assert graph.default_fallback == "b"
+    assert graph.fallback("b") is None  # the default policy's fallback is b itself
 
 
 def test_cycles_without_a_way_to_end_are_reported_at_each_sigil(tmp_path: Path) -> None:
