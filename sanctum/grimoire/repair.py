@@ -15,12 +15,13 @@ import difflib
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from sanctum.codex.base import find_unserialisable
 from sanctum.grimoire.tome import Tome
+from sanctum.jsontypes import JSON_TYPES, has_json_type, json_type_of
 from sanctum.oracle._mend import loads, looks_cut_off, top_level_objects
 from sanctum.oracle.base import SpellCall
 from sanctum.oracle.robust import call_from_object, extract_json_with_mend
@@ -108,21 +109,12 @@ def _types_of(schema: Mapping[str, Any]) -> list[str]:
 
 
 def _is(value: Any, kind: str) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "null":
-        return value is None
-    return True
+    """Whether ``value`` has JSON type ``kind``, as :mod:`sanctum.jsontypes` decides.
+
+    A type name that is no JSON type (a schema's own word) accepts every value, as an
+    absent ``type`` does.
+    """
+    return kind not in JSON_TYPES or has_json_type(value, kind)
 
 
 _MISSING = object()
@@ -261,6 +253,9 @@ def _schema_problems(arguments: dict[str, Any], parameters: Mapping[str, Any]) -
         )
         schema = dict(parameters)
         validator_class.check_schema(schema)
+        validator_class = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+            validator_class, type_checker=_type_checker(validator_class.TYPE_CHECKER)
+        )
         validator = validator_class(schema)
         errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, TypeError, ValueError):
@@ -272,6 +267,19 @@ def _schema_problems(arguments: dict[str, Any], parameters: Mapping[str, Any]) -
             continue  # the top level is the simple checks' business
         problems.append(f'argument "{where}": {error.message}')
     return problems
+
+
+def _type_checker(checker: Any) -> Any:
+    """jsonschema's type checker, answering as :mod:`sanctum.jsontypes` does.
+
+    Nested values then follow the same rules as top-level ones: a tuple is an array,
+    any Mapping an object, a bool no number, and ``1.0`` no integer.
+    """
+    return checker.redefine_many({name: _same_as_sanctum(name) for name in JSON_TYPES})
+
+
+def _same_as_sanctum(name: str) -> Callable[[Any, Any], bool]:
+    return lambda _checker, instance: has_json_type(instance, name)
 
 
 def _json_path(path: Any) -> str:
@@ -303,23 +311,37 @@ def _example(arguments: Mapping[str, Any], parameters: Mapping[str, Any], good: 
     required = [r for r in parameters.get("required") or [] if isinstance(r, str)]
     for key in properties:
         schema = properties[key] if isinstance(properties[key], Mapping) else {}
-        kinds_given = _types_of(schema)
-        if (
-            good
-            and key in arguments
-            and any(_is(arguments[key], k) for k in kinds_given or [""])
-            and find_unserialisable(arguments[key]) is None
-        ):
-            example[key] = arguments[key]
+        if good and key in arguments and _valid_alone(key, arguments[key], schema):
+            example[key] = arguments[key]  # never a value that was itself rejected
         elif key in required:
             options = schema.get("enum")
             kinds = [k for k in _types_of(schema) if k != "null"] or ["string"]
             example[key] = (
                 options[0]
                 if isinstance(options, list) and options
-                else (_PLACEHOLDERS.get(kinds[0], "..."))
+                else _within_bounds(_PLACEHOLDERS.get(kinds[0], "..."), schema)
             )
     return _dump(example)
+
+
+def _within_bounds(value: Any, schema: Mapping[str, Any]) -> Any:
+    """A numeric placeholder moved inside the schema's ``minimum``/``maximum``."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return value
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if isinstance(low, int | float) and not isinstance(low, bool) and value < low:
+        value = low
+    if isinstance(high, int | float) and not isinstance(high, bool) and value > high:
+        value = high
+    return value
+
+
+def _valid_alone(key: str, value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether one argument passes every check of its own property's schema."""
+    if find_unserialisable(value) is not None:
+        return False
+    alone = {"type": "object", "properties": {key: dict(schema)}}
+    return not _validate({key: value}, alone).problems
 
 
 def _available(tome: Tome | None) -> str:
@@ -361,10 +383,7 @@ def _why_unreadable(raw: str) -> str:
 
 
 def _json_type(value: Any) -> str:
-    for kind in ("boolean", "integer", "number", "string", "null"):
-        if _is(value, kind):
-            return kind
-    return "object"
+    return json_type_of(value) or "object"
 
 
 def _unreadable_correction(name: str, tome: Tome | None, raw: str = "") -> str:
