@@ -106,3 +106,65 @@ def test_ritual_file_error_lists_problems() -> None:
     assert (err.path, err.line, err.column) == ("r.yaml", 3, 5)
     with pytest.raises(ValueError, match="at least one"):
         RitualFileError([])
+
+
+def test_a_validation_error_from_a_message_alone_has_one_problem() -> None:
+    err = RitualValidationError("m", sigils=["a"])
+    assert (str(err), err.code, err.sigils) == ("m", errors.ErrorCode.INVALID_RITUAL, ("a",))
+    assert err.problems == (
+        errors.GraphProblem(errors.ErrorCode.INVALID_RITUAL, "m", sigils=("a",)),
+    )
+    coded = RitualValidationError(
+        "m", code=errors.ErrorCode.UNKNOWN_TARGET, source="a", target="b", sigils=["a", "b"]
+    )
+    assert (coded.code, coded.source, coded.target, coded.sigil) == (
+        "unknown-target",
+        "a",
+        "b",
+        None,
+    )
+
+
+def test_a_validation_error_carries_every_problem() -> None:
+    first = errors.GraphProblem(errors.ErrorCode.NO_ENTRY, "no entry")
+    second = errors.GraphProblem(errors.ErrorCode.DEAD_END, "dead", sigils=("a",))
+    err = RitualValidationError(problems=[first, second])
+    assert (str(err), err.code, err.problems) == ("no entry", "no-entry", (first, second))
+
+
+def test_every_code_is_drawn_in_the_tree() -> None:
+    assert errors.__doc__ is not None
+    for code in errors.ErrorCode:
+        prefix = code.value.split("-")[0]
+        assert code.value in errors.__doc__ or f"{prefix}-*" in errors.__doc__, code
+
+
+def test_a_recursion_limit_is_worded_from_its_fields() -> None:
+    err = RecursionLimitError(invocation_id="i", sigil="s", limit=3)
+    assert err.code == errors.ErrorCode.RECURSION_LIMIT
+    assert str(err) == (
+        "invocation 'i' reached the recursion limit of 3 supersteps in this run without "
+        "reaching END; last sigil executed: 's'. Check the cycle's stop condition, or raise "
+        "compile(recursion_limit=...)"
+    )
+    inner = RecursionLimitError(
+        invocation_id="i", sigil="s", limit=3, circle="c", resumed_from="x", superstep=10
+    )
+    assert inner.worded("Raise `recursion_limit:`.") == (
+        "the inner run 'i' of circle 'c' reached the recursion limit of 3 supersteps in this "
+        "resume (from seal 'x', superstep 7, to superstep 10) without reaching END; last "
+        "sigil executed: 's'. Raise `recursion_limit:`."
+    )
+    assert str(RecursionLimitError("kept", limit=3)) == "kept"
+    assert str(RecursionLimitError()) == ""
+
+
+def test_the_engine_limit_message_is_the_worded_one() -> None:
+    from sanctum import Ritual
+
+    ritual = Ritual().add_sigil("a", lambda aether: {}).set_entry_point("a").add_edge("a", "a")
+    with pytest.raises(RecursionLimitError) as caught:
+        ritual.compile(recursion_limit=2).invoke({}, invocation_id="run")
+    err = caught.value
+    assert (err.invocation_id, err.sigil, err.limit) == ("run", "a", 2)
+    assert str(err) == err.worded(RecursionLimitError.advice)
