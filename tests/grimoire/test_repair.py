@@ -256,3 +256,24 @@ def test_odd_python_arguments_never_raise() -> None:
     outcome = repair_spell_call(SpellCall("search_notes", {"query": deep}), corpus_tome())
     assert outcome.correction is not None
     assert outcome.raw
+
+
+def test_a_value_correction_never_repeats_the_rejected_value() -> None:
+    outcome = repair_spell_call(
+        SpellCall("get_weather", {"city": "Paris", "unit": "kelvin"}), corpus_tome()
+    )
+    assert outcome.correction is not None
+    example = outcome.correction.rsplit("for example:", 1)[1]
+    assert "kelvin" not in example
+    assert '"city": "Paris"' in example
+
+    @spell
+    def pick(n: int, label: str) -> str:
+        """Pick one."""
+        return label * n
+
+    tome = Tome([pick])
+    tome.get("pick").parameters["properties"]["n"]["minimum"] = 2
+    corrected = repair_spell_call(SpellCall("pick", {"n": -5, "label": "x"}), tome).correction
+    assert corrected is not None
+    assert corrected.rsplit("for example:", 1)[1].strip() == '{"n": 2, "label": "x"}'
