@@ -1,10 +1,13 @@
 """The ritual file: a YAML format for Rituals, validated, compiled, drawn and tested.
 
-RitualSpec — the pydantic model of a ritual file. :func:`load_ritual` reads a file
-strictly (positions kept for ``path:line:column`` messages), :func:`compile_ritual`
-seals it into a Rite through the engine's public API, :func:`check_ritual` lists every
-problem without running user code, :func:`ritual_graph` draws it (Mermaid or DOT),
-:func:`ritual_json_schema` gives the JSON Schema editors use, and
+:func:`load` reads a ritual file once — parsed once, hashed once — into a
+:class:`RitualFile` that checks it, binds inputs and updates, overrides oracles and
+compiles it to a Rite. RitualSpec — the pydantic model of a ritual file.
+:func:`load_ritual` reads a file strictly (positions kept for ``path:line:column``
+messages), :func:`compile_ritual` seals it into a Rite through the engine's public
+API, :func:`check_ritual` lists every problem without running user code,
+:func:`ritual_graph` draws it (Mermaid or DOT), :func:`ritual_json_schema` gives the
+JSON Schema editors use, and
 :func:`run_ritual_tests` runs ``*.test.yaml`` smoke cases. :func:`load_yaml_data` reads
 a plain YAML/JSON data document (an input file) with the same strictness.
 
@@ -21,7 +24,9 @@ import typing
 from sanctum.errors import ExpressionError, FileProblem, RitualFileError
 
 if typing.TYPE_CHECKING:
+    from sanctum.ritualfile.binding import InputText, OracleOverride
     from sanctum.ritualfile.compiler import check_ritual, compile_ritual, load_ritual
+    from sanctum.ritualfile.file import RitualFile, load
     from sanctum.ritualfile.graph import ritual_graph
     from sanctum.ritualfile.loader import load_yaml_data
     from sanctum.ritualfile.models import RitualSpec
@@ -31,12 +36,16 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "ExpressionError",
     "FileProblem",
+    "InputText",
+    "OracleOverride",
+    "RitualFile",
     "RitualFileError",
     "RitualSpec",
     "RitualTestSpec",
     "TestResult",
     "check_ritual",
     "compile_ritual",
+    "load",
     "load_ritual",
     "load_yaml_data",
     "ritual_graph",
@@ -45,6 +54,10 @@ __all__ = [
 ]
 
 _HOMES = {
+    "InputText": "sanctum.ritualfile.binding",
+    "OracleOverride": "sanctum.ritualfile.binding",
+    "RitualFile": "sanctum.ritualfile.file",
+    "load": "sanctum.ritualfile.file",
     "RitualSpec": "sanctum.ritualfile.models",
     "RitualTestSpec": "sanctum.ritualfile.testcases",
     "TestResult": "sanctum.ritualfile.testcases",

@@ -21,6 +21,7 @@ the same strictness, messages naming it for what it is, and no ``${VAR}`` substi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -48,6 +49,7 @@ __all__ = [
     "LoadedFile",
     "Position",
     "YamlPath",
+    "bytes_digest",
     "load_yaml_data",
     "load_yaml_file",
     "load_yaml_text",
@@ -118,6 +120,7 @@ class LoadedFile:
         plain_boolean_keys: Paths whose mapping *key* was such a word, or a plain null
             word (``null``, ``~``) — kept as text, but refused where a name is expected.
         interpolations: Path -> the ``${VAR}`` substitutions made in that value.
+        digest: ``"sha256:"`` plus 64 hex digits: the hash of the very bytes parsed.
     """
 
     path: str
@@ -127,6 +130,7 @@ class LoadedFile:
     plain_booleans: set[YamlPath] = field(default_factory=set)
     plain_boolean_keys: set[YamlPath] = field(default_factory=set)
     interpolations: dict[YamlPath, list[Interpolation]] = field(default_factory=dict)
+    digest: str = ""
 
     def position(self, path: YamlPath, *, key: bool = False) -> Position:
         """The best known position for ``path``: its key or value, else its parent's.
@@ -514,13 +518,18 @@ def _compose(
     return node, composer.refusals
 
 
+def bytes_digest(raw: bytes) -> str:
+    """The content hash a Seal records for a ritual file: ``"sha256:"`` plus 64 hex digits."""
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
 def _load(text: str | bytes, path: str, env: Mapping[str, str] | None, words: _Words) -> LoadedFile:
     raw = text.encode("utf-8") if isinstance(text, str) else text
     decoded = _decode(raw, path, words)
     node, refusals = _compose(decoded, path, words)
     if node is None:
         raise _fail(path, [(1, 1, words.empty)])
-    loaded = LoadedFile(path=path, data=None)
+    loaded = LoadedFile(path=path, data=None, digest=bytes_digest(raw))
     builder = _Builder(loaded, env, words)
     loaded.data = builder.build(node, ())
     problems = refusals + builder.problems

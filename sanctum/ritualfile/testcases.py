@@ -26,9 +26,7 @@ and Seals go to a MemoryCodex.
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,14 +34,27 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr, ValidationError
 
 from sanctum.aether import ERRORS_CONDUIT
-from sanctum.errors import FileProblem, Interrupt, RitualFileError, SanctumError
-from sanctum.ritualfile.checks import has_json_type
+from sanctum.errors import FileProblem, RitualFileError
+from sanctum.jsontypes import has_json_type
+from sanctum.ritualfile.binding import OracleOverride, special_file_kind
 from sanctum.ritualfile.diagnostics import Problems, did_you_mean
 from sanctum.ritualfile.loader import YamlPath, load_yaml_file
-from sanctum.ritualfile.models import RitualSpec, ScriptedOracleSpec, ScriptLine
+from sanctum.ritualfile.models import RitualSpec, ScriptLine
 from sanctum.wards.secrets import Secrets
 
-__all__ = ["RitualTestCase", "RitualTestExpect", "RitualTestSpec", "TestResult", "run_ritual_tests"]
+__all__ = [
+    "RitualTestCase",
+    "RitualTestExpect",
+    "RitualTestSpec",
+    "TestResult",
+    "case_cassette",
+    "case_oracles",
+    "check_test_files",
+    "judge",
+    "load_test_file",
+    "no_cases_result",
+    "run_ritual_tests",
+]
 
 TEST_SUFFIX = ".test.yaml"
 
@@ -293,7 +304,7 @@ RecordMode = Literal["all", "missing"] | None
 """``sanctum test --record`` (all) / ``--record-missing`` (missing), or None: replay."""
 
 
-def _case_cassette(file: str, case: RitualTestCase, record: RecordMode) -> Any:
+def case_cassette(file: str, case: RitualTestCase, record: RecordMode) -> Any:
     """The recorder or player of a ``cassette:`` case (None without one).
 
     Raises:
@@ -317,74 +328,10 @@ def _case_cassette(file: str, case: RitualTestCase, record: RecordMode) -> Any:
     return CassettePlayer(path)
 
 
-async def _run_case(
-    ritual: Path,
-    case: RitualTestCase,
-    file: str,
-    record: RecordMode = None,
-    secrets: Secrets | None = None,
-) -> TestResult:
-    from sanctum.codex.memory import MemoryCodex
-    from sanctum.ritualfile.compiler import compile_ritual, load_ritual, ritual_secrets
-
-    started = time.perf_counter()
-    status, message, aether = "done", "", {}
-    reasons: list[str] = []
-    masks = secrets or Secrets()
-    try:
-        cassette = _case_cassette(file, case, record)
-        spec = load_ritual(ritual)
-        masks = ritual_secrets(spec) | masks
-        oracles = dict(spec.oracles)
-        for name, lines in case.responses.items():
-            if name not in oracles:
-                raise ValueError(f"responses name oracle {name!r}, which the ritual lacks")
-            oracles[name] = ScriptedOracleSpec(
-                provider="scripted", model="scripted", responses=lines
-            )
-        patched = spec.model_copy(update={"oracles": oracles})
-        patched._source = spec._source
-        rite = compile_ritual(patched, codex=MemoryCodex(), cassette=cassette)
-        given = dict(case.inputs)  # inputs and conduits left out start at their defaults
-        invocation = "sanctum-test"
-        updates = list(case.resume)
-        try:
-            aether = await rite.ainvoke(given, invocation_id=invocation)
-        except Interrupt as pause:
-            reasons.append(pause.reason)
-            while True:
-                if not updates:
-                    status = "interrupted"
-                    break
-                try:
-                    aether = await rite.ainvoke(invocation_id=invocation, updates=updates.pop(0))
-                    break
-                except Interrupt as again:
-                    reasons.append(again.reason)
-        if status == "interrupted" and rite.codex is not None:
-            seal = await rite.codex.get(invocation)
-            aether = dict(seal.aether) if seal is not None else {}
-    except (SanctumError, ValueError, TypeError, RuntimeError) as exc:
-        status, message = "failed", f"{type(exc).__name__}: {exc}"
-    seen = dict(aether)  # a fresh run starts with every conduit's default
-    failures = _compare(case, status, message, seen, reasons)
-    # The engine masked what the run wrote; the expectations, the reasons compared and
-    # the case's name come from the test file, and are masked here.
-    return TestResult(
-        file=file,
-        name=masks.mask_text(case.name),
-        passed=not failures,
-        message=masks.mask_text("; ".join(failures)),
-        status=status,
-        duration=time.perf_counter() - started,
-        aether=masks.mask(seen),
-        secrets=masks or None,
-    )
-
-
-def _compare(
+def judge(
     case: RitualTestCase, status: str, error: str, aether: Mapping[str, Any], reasons: list[str]
 ) -> list[str]:
+    """What a case's ``expect:`` finds wrong with how it ended (empty: it passed)."""
     expect = case.expect
     failures = []
     if status != expect.status:
@@ -405,18 +352,14 @@ def _compare(
     return failures
 
 
-def _test_files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(path.rglob(f"*{TEST_SUFFIX}"))
-    return [path]
-
-
 def run_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[TestResult]:
     """Run every case of a test file, or of every ``*.test.yaml`` under a folder.
 
-    A test file that cannot be read, or names a ritual with problems, yields one
-    failed result carrying the ``path:line:column`` messages. A case naming a
-    ``cassette:`` replays it offline (a missing cassette fails the case).
+    Kept for programs written before ``sanctum.api.run_tests``; each case is performed
+    by ``sanctum.api`` (the path ``sanctum run`` takes). A test file that cannot be
+    read, or names a ritual with problems, yields one failed result carrying the
+    ``path:line:column`` messages. A case naming a ``cassette:`` replays it offline (a
+    missing cassette fails the case).
 
     Args:
         path: A ``*.test.yaml`` file or a folder to search.
@@ -428,30 +371,73 @@ def run_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[Tes
         One TestResult per case, in file and case order.
 
     Raises:
-        RuntimeError: If called from a running event loop (use ``arun_ritual_tests``).
+        RuntimeError: If called from a running event loop.
     """
-    return asyncio.run(arun_ritual_tests(path, record=record))
+    # The one import of the facade from this layer: this name predates it.
+    from sanctum.api._testing import run_test_folder
+
+    return run_test_folder(path, record=record)
 
 
-async def arun_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[TestResult]:
-    """Async form of :func:`run_ritual_tests`."""
-    results: list[TestResult] = []
-    for file in _test_files(Path(path)):
+def case_oracles(case: RitualTestCase) -> dict[str, OracleOverride]:
+    """The scripted oracles a case's ``responses:`` ask for, as overrides by name."""
+    return {
+        name: OracleOverride(provider="scripted", model="scripted", responses=lines)
+        for name, lines in case.responses.items()
+    }
+
+
+def check_test_files(files: Sequence[str | Path]) -> None:
+    """Read test files (and the rituals they name) strictly, before running any case.
+
+    A malformed test file is bad input, not a failing test: every problem of every
+    file is reported at once, each as ``path:line:column: message``.
+
+    Raises:
+        RitualFileError: If a test file is malformed or no regular file, names a ritual
+            file that does not exist or is no regular file, or that ritual file is
+            malformed.
+    """
+    from sanctum.ritualfile.compiler import load_ritual
+
+    problems: list[FileProblem] = []
+    for item in files:
+        file = Path(item)
+        special = _special_problem(file, "test file")
+        if special is not None:  # one found in a folder: reading it would never end
+            problems.append(special)
+            continue
         try:
             spec = load_test_file(file)
         except RitualFileError as exc:
-            results.append(TestResult(str(file), file.name, False, str(exc), "failed"))
-            continue
-        if not spec.cases:
-            results.append(_no_cases(file))
+            problems.extend(exc.problems)
             continue
         ritual = file.parent / spec.ritual
-        for case in spec.cases:
-            results.append(await _run_case(ritual, case, str(file), record, Secrets(spec._secrets)))
-    return results
+        special = _special_problem(ritual, "ritual file")
+        if special is not None:
+            problems.append(special)
+            continue
+        if not ritual.is_file():
+            line, column = load_yaml_file(file).position(("ritual",))
+            message = f"ritual: no such file {ritual} (the path is relative to the test file)"
+            problems.append(FileProblem(str(file), line, column, message))
+            continue
+        try:
+            load_ritual(ritual)
+        except RitualFileError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise RitualFileError(problems)
 
 
-def _no_cases(file: Path) -> TestResult:
+def _special_problem(path: Path, what: str) -> FileProblem | None:
+    kind = special_file_kind(path)
+    if kind is None:
+        return None
+    return FileProblem(str(path), 1, 1, f"cannot read the {what}: it is {kind}, not a regular file")
+
+
+def no_cases_result(file: Path) -> TestResult:
     """A failed result for a test file whose ``cases:`` list is empty.
 
     Validating such a file passes (it is well formed), but running it tests nothing,
