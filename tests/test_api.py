@@ -10,82 +10,71 @@ import pytest
 
 from sanctum import api
 from sanctum.api import RitualInputError, RunResult
+from sanctum.cli._parsing import parse_input_pairs, parse_oracle_overrides
 from sanctum.codex.memory import MemoryCodex
 from sanctum.codex.sqlite import SqliteCodex
 from sanctum.errors import SanctumError, SealError
 from sanctum.omens.events import CircleEchoed, SigilCompleted, TokenEmitted
+from sanctum.ritualfile import load
 
 # --------------------------------------------------------------------------- inputs
 
 
-def test_pairs_parse_json_values_and_keep_plain_strings() -> None:
-    values = api.parse_input_pairs(
-        ["n=3", "ok=true", "xs=[1, 2]", "name=Ada", 'quoted="3"', "empty=", "eq=a=b"]
-    )
-    assert values == {
-        "n": 3,
-        "ok": True,
-        "xs": [1, 2],
-        "name": "Ada",
-        "quoted": "3",
-        "empty": "",
-        "eq": "a=b",
-    }
+def test_pairs_keep_their_text_for_the_ritual_to_read() -> None:
+    values = parse_input_pairs(["n=3", "name=Ada", "empty=", "eq=a=b"])
+    assert values == {"n": "3", "name": "Ada", "empty": "", "eq": "a=b"}
+    assert all(isinstance(value, api.InputText) for value in values.values())
 
 
 def test_later_pairs_win() -> None:
-    assert api.parse_input_pairs(["a=1", "a=2"]) == {"a": 2}
+    assert parse_input_pairs(["a=1", "a=2"]) == {"a": "2"}
 
 
 @pytest.mark.parametrize("text", ["NaN", "Infinity", "-Infinity", "1e999", "[1, NaN]"])
-def test_non_finite_numbers_are_refused(text: str) -> None:
+def test_non_finite_numbers_are_refused(text: str, tmp_path: Path) -> None:
+    ritual = tmp_path / "r.yaml"
+    ritual.write_text(TYPED.replace("{type: number, default: 1.0}", "{default: 1.0}"))
     with pytest.raises(RitualInputError, match="NaN and Infinity"):
-        api.parse_input_pairs([f"ratio={text}"])
+        load(ritual).bind_inputs(parse_input_pairs(["name=x", f"ratio={text}"]))
 
 
 def test_raw_pairs_are_read_for_the_declared_type(tmp_path: Path) -> None:
-    from sanctum.ritualfile import load_ritual
-
     ritual = tmp_path / "r.yaml"
     ritual.write_text(TYPED, encoding="utf-8")
-    spec = load_ritual(ritual)
-    raw = api.parse_input_pairs(
-        ["name=42", "count=42", "ratio=0.5", "tags=[1]", "loose=true"], raw=True
-    )
+    spec = load(ritual)
+    raw = parse_input_pairs(["name=42", "count=42", "ratio=0.5", "tags=[1]", "loose=true"])
     assert all(isinstance(value, api.InputText) for value in raw.values())
-    checked = api.check_inputs(spec, raw)
+    checked = spec.bind_inputs(raw)
     assert checked == {"name": "42", "count": 42, "ratio": 0.5, "tags": [1], "loose": True}
     assert type(checked["name"]) is str
-    assert api.check_inputs(spec, api.parse_input_pairs(["name=NaN"], raw=True))["name"] == "NaN"
+    assert spec.bind_inputs(parse_input_pairs(["name=NaN"]))["name"] == "NaN"
     with pytest.raises(RitualInputError, match="NaN and Infinity"):
-        api.check_inputs(spec, api.parse_input_pairs(["name=x", "ratio=NaN"], raw=True))
+        spec.bind_inputs(parse_input_pairs(["name=x", "ratio=NaN"]))
     with pytest.raises(RitualInputError, match="must be of type integer, got string"):
-        api.check_inputs(spec, api.parse_input_pairs(["name=x", "count=abc"], raw=True))
+        spec.bind_inputs(parse_input_pairs(["name=x", "count=abc"]))
 
 
 def test_updates_are_checked_against_the_conduits(tmp_path: Path) -> None:
-    from sanctum.ritualfile import load_ritual
-
     ritual = tmp_path / "r.yaml"
     ritual.write_text(TYPED, encoding="utf-8")
-    spec = load_ritual(ritual)
-    raw = api.parse_input_pairs(["approved=true", "note=7", "log=[1]", "name=3"], raw=True)
-    assert api.check_updates(spec, raw) == {
+    spec = load(ritual)
+    raw = parse_input_pairs(["approved=true", "note=7", "log=[1]", "name=3"])
+    assert spec.bind_updates(raw) == {
         "approved": True,
         "note": "7",
         "log": [1],
         "name": "3",
     }
     with pytest.raises(RitualInputError, match="did you mean 'approved'") as caught:
-        api.check_updates(spec, {"aproved": True})
+        spec.bind_updates({"aproved": True})
     assert caught.value.name == "aproved"
     with pytest.raises(RitualInputError, match="must be of type boolean"):
-        api.check_updates(spec, api.parse_input_pairs(["approved=yes"], raw=True))
+        spec.bind_updates(parse_input_pairs(["approved=yes"]))
     with pytest.raises(RitualInputError, match="NaN and Infinity"):
-        api.check_updates(spec, {"ratio": float("inf")})
+        spec.bind_updates({"ratio": float("inf")})
     # an update goes through the conduit's reducer: append takes a list of items only
     with pytest.raises(RitualInputError, match=r"appends a list of items.*\[item\]"):
-        api.check_updates(spec, {"log": 5})
+        spec.bind_updates({"log": 5})
 
 
 TYPED = """\
@@ -112,7 +101,7 @@ sigils:
 @pytest.mark.parametrize("bad", ["novalue", "=3", " =x"])
 def test_malformed_pairs_are_refused_naming_the_option(bad: str) -> None:
     with pytest.raises(RitualInputError, match="--update") as caught:
-        api.parse_input_pairs([bad], option="--update")
+        parse_input_pairs([bad], option="--update")
     assert isinstance(caught.value, SanctumError)
     assert isinstance(caught.value, ValueError)
 
@@ -163,21 +152,21 @@ def test_missing_input_file_is_an_os_error(tmp_path: Path) -> None:
 
 
 def test_oracle_overrides_keep_model_tags_with_colons() -> None:
-    assert api.parse_oracle_overrides(["local=ollama:qwen2.5:0.5b", "b=openai:m"]) == {
-        "local": {"provider": "ollama", "model": "qwen2.5:0.5b"},
-        "b": {"provider": "openai", "model": "m"},
+    assert parse_oracle_overrides(["local=ollama:qwen2.5:0.5b", "b=openai:m"]) == {
+        "local": api.OracleOverride("ollama", "qwen2.5:0.5b"),
+        "b": api.OracleOverride("openai", "m"),
     }
 
 
 @pytest.mark.parametrize("bad", ["local", "local=ollama", "=ollama:x", "local=:x", "local=o:"])
 def test_malformed_oracle_overrides(bad: str) -> None:
     with pytest.raises(RitualInputError, match="NAME=provider:model"):
-        api.parse_oracle_overrides([bad])
+        parse_oracle_overrides([bad])
 
 
 def test_oracle_override_address() -> None:
-    assert api.parse_oracle_overrides(["l=openai:qwen@https://h:8080/v1"]) == {
-        "l": {"provider": "openai", "model": "qwen", "base_url": "https://h:8080/v1"}
+    assert parse_oracle_overrides(["l=openai:qwen@https://h:8080/v1"]) == {
+        "l": api.OracleOverride("openai", "qwen", "https://h:8080/v1")
     }
 
 
@@ -186,7 +175,7 @@ def test_oracle_override_address() -> None:
 )
 def test_oracle_override_address_must_be_http_with_a_host(bad: str) -> None:
     with pytest.raises(RitualInputError, match=r"http://") as caught:
-        api.parse_oracle_overrides([bad])
+        parse_oracle_overrides([bad])
     assert caught.value.source == "--oracle"
 
 
@@ -354,17 +343,18 @@ async def test_tokens_from_inside_a_circle_reach_the_tokens_mode(tmp_path: Path)
 
 
 def test_inputs_nest_as_deep_as_a_yaml_file_may(tmp_path: Path) -> None:
-    from sanctum.api._inputs import MAX_INPUT_DEPTH
-    from sanctum.ritualfile import load_ritual
+    from sanctum.ritualfile.binding import MAX_INPUT_DEPTH
     from sanctum.ritualfile.loader import MAX_DEPTH
 
     assert MAX_INPUT_DEPTH == MAX_DEPTH == 64
-    assert api.parse_input_pairs(["tags=" + "[" * 64 + "]" * 64])["tags"]
-    with pytest.raises(RitualInputError, match="nesting deeper than 64 levels"):
-        api.parse_input_pairs(["tags=" + "[" * 65 + "]" * 65])
     ritual = tmp_path / "r.yaml"
     ritual.write_text(TYPED, encoding="utf-8")
+    spec = load(ritual)
+    deep = parse_input_pairs(["name=x", "tags=" + "[" * 64 + "]" * 64])
+    assert spec.bind_inputs(deep)["tags"]
+    with pytest.raises(RitualInputError, match="nesting deeper than 64 levels"):
+        spec.bind_inputs(parse_input_pairs(["name=x", "tags=" + "[" * 65 + "]" * 65]))
     loop: list[object] = []
     loop.append(loop)  # a value holding itself: answered at once, not walked forever
     with pytest.raises(RitualInputError, match="update tags: nesting deeper"):
-        api.check_updates(load_ritual(ritual), {"tags": loop})
+        spec.bind_updates({"tags": loop})

@@ -1,9 +1,14 @@
 """The facade: load, check, run, resume, list and render — what the command line uses.
 
 A library user may call these too; nothing here draws on a terminal (no typer, no
-rich). The functions take plain values (paths, URLs, ``key=value`` strings) and hand
-back sanctum objects: Omens, Seals, :class:`InvocationSummary` rows and a
-:class:`RunResult`.
+rich) or reads YAML itself. The functions take typed values (paths, URLs, input
+mappings, :class:`OracleOverride` values) and hand back sanctum objects: Omens, Seals,
+:class:`InvocationSummary` rows and a :class:`RunResult`. Parsing command-line text
+(``KEY=VALUE``, ``--oracle NAME=PROVIDER:MODEL``) is the command line's job.
+
+The way a ``sanctum run`` takes: the CLI parses text into typed values → :func:`run`
+→ ``sanctum.ritualfile.load`` / ``bind_inputs`` / ``compile`` → the ritual runner →
+the Codex.
 
 Running is a two-part conversation: :func:`run` and :func:`resume` return a
 :class:`Performance` — an async iterator of Omens (Omen — a stream event) — whose
@@ -21,25 +26,13 @@ file again and refuses to continue when it changed since, unless ``force=True``.
 
 from __future__ import annotations
 
-from sanctum.api._files import (
-    TraceFileError,
-    check_test_files,
-    find_test_files,
-    junit_xml,
-    load_trace,
-    render_trace_file,
-    run_tests,
-)
-from sanctum.api._inputs import (
-    InputText,
-    RitualInputError,
-    check_inputs,
-    check_updates,
-    load_input_file,
-    parse_input_pairs,
-    parse_oracle_overrides,
-)
-from sanctum.api._perform import Performance, resume, run
+import importlib
+import typing
+
+from sanctum.__about__ import __version__
+from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
+from sanctum.api._inspect import graph, schema, validate, watch
+from sanctum.api._perform import Performance
 from sanctum.api._results import (
     RunResult,
     RunStatus,
@@ -47,6 +40,7 @@ from sanctum.api._results import (
     resume_command,
     ritual_digest,
 )
+from sanctum.api._run import resume, run
 from sanctum.api._stores import (
     CODEX_FORMS,
     DEFAULT_CODEX_PATH,
@@ -56,23 +50,36 @@ from sanctum.api._stores import (
     open_codex,
     seal_history,
 )
+from sanctum.api._testing import check_test_files, find_test_files, run_tests
+from sanctum.codex.base import InvocationSummary, Seal
+from sanctum.errors import RitualInputError
+from sanctum.ritualfile.binding import InputText, OracleOverride, load_input_file
 from sanctum.wards.secrets import Secrets
+
+if typing.TYPE_CHECKING:
+    from sanctum.ritualfile.file import RitualFile
+    from sanctum.ritualfile.testcases import TestResult
 
 __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
     "InputText",
+    "InvocationSummary",
+    "OracleOverride",
     "Performance",
+    "RitualFile",
     "RitualInputError",
     "RunResult",
     "RunStatus",
+    "Seal",
     "Secrets",
+    "TestResult",
     "TraceFileError",
-    "check_inputs",
+    "__version__",
     "check_test_files",
-    "check_updates",
     "codex_path",
     "find_test_files",
+    "graph",
     "junit_xml",
     "list_invocations",
     "list_seals",
@@ -80,13 +87,35 @@ __all__ = [
     "load_trace",
     "omen_to_dict",
     "open_codex",
-    "parse_input_pairs",
-    "parse_oracle_overrides",
     "render_trace_file",
     "resume",
     "resume_command",
     "ritual_digest",
     "run",
     "run_tests",
+    "schema",
     "seal_history",
+    "validate",
+    "watch",
 ]
+
+_LAZY = {
+    "RitualFile": "sanctum.ritualfile.file",
+    "TestResult": "sanctum.ritualfile.testcases",
+}
+"""Names whose modules load pydantic and PyYAML: imported on first use (PEP 562)."""
+
+
+def __getattr__(name: str) -> typing.Any:
+    """Import a lazily exported name from its module on first use."""
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sanctum.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily loaded ones included."""
+    return sorted({*globals(), *__all__})

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sanctum.api._inputs import RitualInputError
-from sanctum.errors import CassetteError
+from sanctum.errors import CassetteError, RitualInputError
 
 if TYPE_CHECKING:
     from sanctum.oracle.cassette import CassettePlayer, CassetteRecorder

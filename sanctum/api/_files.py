@@ -1,16 +1,14 @@
-"""Trace files and ritual test files (load, render, run, report as JUnit XML); special files."""
+"""Trace files (load, render), special files, and JUnit XML reports of ritual tests."""
 
 from __future__ import annotations
 
-import builtins
-import os
 import re
-import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from sanctum.errors import FileProblem, RitualFileError, TraceFileError
+from sanctum.ritualfile.binding import special_file_kind
 
 if TYPE_CHECKING:
     from sanctum.ritualfile import TestResult
@@ -19,12 +17,9 @@ if TYPE_CHECKING:
 __all__ = [
     "TraceFileError",
     "check_regular_file",
-    "check_test_files",
-    "find_test_files",
     "junit_xml",
     "load_trace",
     "render_trace_file",
-    "run_tests",
     "special_file_kind",
     "special_file_problem",
 ]
@@ -85,33 +80,6 @@ def render_trace_file(path: str | Path, output: str | Path | None = None) -> Pat
 # --------------------------------------------------------------------------- special files
 
 
-def special_file_kind(path: str | Path) -> str | None:
-    """What ``path`` is when it exists but is neither a regular file nor a folder.
-
-    Reading a named pipe (FIFO) waits for a writer forever and a device such as
-    ``/dev/urandom`` never ends, so sanctum reads only regular files. Looking costs one
-    ``stat`` and never blocks.
-
-    Returns:
-        ``"a named pipe (FIFO)"``, ``"a character device"``, ``"a block device"``,
-        ``"a socket"``, or None for a regular file, a folder or a path that cannot be
-        looked at (whoever reads it reports that).
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return None
-
-
 def special_file_problem(path: str | Path, *, what: str = "ritual file") -> FileProblem | None:
     """The ``path:1:1: cannot read the ritual file: …`` problem of a special file, or None.
 
@@ -135,123 +103,6 @@ def check_regular_file(path: str | Path, *, what: str = "ritual file") -> None:
     problem = special_file_problem(path, what=what)
     if problem is not None:
         raise RitualFileError([problem])
-
-
-# --------------------------------------------------------------------------- ritual tests
-
-
-def find_test_files(paths: Sequence[str | Path]) -> builtins.list[Path]:
-    """The ``NAME.test.yaml`` files the paths name.
-
-    A test file stands for itself, a ritual file for its sibling ``NAME.test.yaml``,
-    a folder for every test file below it (sorted).
-
-    Raises:
-        FileNotFoundError: If a path does not exist, or a ritual has no test file.
-        RitualFileError: If a path is a named pipe, a device or a socket.
-    """
-    found: builtins.list[Path] = []
-    for item in paths:
-        path = Path(item)
-        check_regular_file(path, what="test file" if path.name.endswith(".test.yaml") else "file")
-        if path.is_dir():
-            found.extend(sorted(path.rglob("*.test.yaml")))
-        elif path.name.endswith(".test.yaml"):
-            if not path.is_file():
-                raise FileNotFoundError(2, "no such test file", str(path))
-            found.append(path)
-        elif path.is_file():
-            sibling = path.with_name(path.name.rsplit(".", 1)[0] + ".test.yaml")
-            if not sibling.is_file():
-                raise FileNotFoundError(
-                    2, f"no test cases for {path} (write them in {sibling.name})", str(sibling)
-                )
-            found.append(sibling)
-        else:
-            raise FileNotFoundError(2, "no such file or folder", str(path))
-    unique: builtins.list[Path] = []
-    for path in found:
-        if path not in unique:
-            unique.append(path)
-    return unique
-
-
-def check_test_files(files: Sequence[str | Path]) -> None:
-    """Read test files (and the rituals they name) strictly, before running any case.
-
-    A malformed test file is bad input, not a failing test: every problem of every
-    file is reported at once, each as ``path:line:column: message``.
-
-    Raises:
-        RitualFileError: If a test file is malformed or no regular file, names a ritual
-            file that does not exist or is no regular file, or that ritual file is
-            malformed.
-    """
-    from sanctum.ritualfile import load_ritual
-    from sanctum.ritualfile.loader import load_yaml_file
-    from sanctum.ritualfile.testcases import load_test_file
-
-    problems: builtins.list[FileProblem] = []
-    for item in files:
-        file = Path(item)
-        special = special_file_problem(file, what="test file")
-        if special is not None:  # one found in a folder: reading it would never end
-            problems.append(special)
-            continue
-        try:
-            spec = load_test_file(file)
-        except RitualFileError as exc:
-            problems.extend(exc.problems)
-            continue
-        ritual = file.parent / spec.ritual
-        special = special_file_problem(ritual)
-        if special is not None:
-            problems.append(special)
-            continue
-        if not ritual.is_file():
-            line, column = load_yaml_file(file).position(("ritual",))
-            problems.append(
-                FileProblem(
-                    str(file),
-                    line,
-                    column,
-                    f"ritual: no such file {ritual} (the path is relative to the test file)",
-                )
-            )
-            continue
-        try:
-            load_ritual(ritual)
-        except RitualFileError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise RitualFileError(problems)
-
-
-def run_tests(
-    paths: Sequence[str | Path], *, record: Literal["all", "missing"] | None = None
-) -> builtins.list[TestResult]:
-    """Run the ritual test cases the paths name (see :func:`find_test_files`).
-
-    Every test file is checked first (:func:`check_test_files`), so a malformed one
-    stops the run before any case. ``record`` (re-)records the cassettes of the
-    ``cassette:`` cases against the real oracles: ``"all"`` of them, or the
-    ``"missing"`` ones; None replays them offline.
-
-    Returns:
-        One ``sanctum.ritualfile.TestResult`` per case, in file and case order.
-
-    Raises:
-        RitualFileError: If a test file or the ritual it names is malformed.
-        FileNotFoundError: If a path does not exist, or a ritual has no test file.
-    """
-    from sanctum.ritualfile import run_ritual_tests
-
-    files = find_test_files(paths)
-    check_test_files(files)
-    results: builtins.list[TestResult] = []
-    for file in files:
-        results.extend(run_ritual_tests(file, record=record))
-    return results
 
 
 _XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -8,19 +8,23 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sanctum.api._results import without_password
 from sanctum.codex.urls import CODEX_FORMS, parse_codex_url
 from sanctum.errors import SealError
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, InvocationSummary, Seal
+    from sanctum.wards.secrets import Secrets
 
 __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
+    "OpenedStore",
     "codex_path",
     "list_invocations",
     "list_seals",
     "open_codex",
+    "open_store",
     "seal_history",
 ]
 
@@ -220,3 +224,67 @@ def _store(codex: Codex | str | None) -> tuple[Codex, bool]:
     if isinstance(codex, Codex):
         return codex, False
     return open_codex(codex, must_exist=True), True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OpenedStore:
+    """The Codex a performance writes to, and how a resume names it.
+
+    Attributes:
+        codex: The open store.
+        owned: Whether the performance opened it (and closes it at the end); a Codex
+            object passed in by the caller is not closed.
+        url: The URL a resume must name, without its password; None for the default
+            ``.sanctum/codex.db`` or a Codex object.
+        secrets: The URL's password, masked everywhere (None when it has none).
+    """
+
+    codex: Codex
+    owned: bool
+    url: str | None = None
+    secrets: Secrets | None = None
+
+    async def close(self) -> None:
+        """Close the store if the performance opened it."""
+        if self.owned:
+            await self.codex.aclose()
+
+
+def open_store(
+    given: Codex | str | None, *, fallback: str | None = None, must_exist: bool = False
+) -> OpenedStore:
+    """The Codex of a performance: ``given`` wins, then ``fallback``, then the default.
+
+    Args:
+        given: A Codex object (used as it is), a URL, or None.
+        fallback: The ritual file's ``codex:`` URL, or None.
+        must_exist: Refuse a store that does not exist (a resume reads one).
+
+    Returns:
+        The :class:`OpenedStore`.
+
+    Raises:
+        SealError: See :func:`open_codex`.
+    """
+    from sanctum.codex.base import Codex
+    from sanctum.wards.secrets import Secrets
+
+    if isinstance(given, Codex):
+        return OpenedStore(given, owned=False)
+    if fallback in ("memory", ":memory:"):
+        fallback = "memory:"  # the ritual file's spellings of an ephemeral store
+    url = given or fallback
+    if url == "memory":
+        url = "memory:"  # one spelling, so a pause knows it cannot be resumed
+    store = open_codex(url, must_exist=must_exist)
+    if not url or _is_default_store(store):
+        return OpenedStore(store, owned=True)
+    return OpenedStore(store, owned=True, url=without_password(url), secrets=Secrets(urls=[url]))
+
+
+def _is_default_store(store: Codex) -> bool:
+    """Whether ``store`` is the embedded default ``.sanctum/codex.db`` of the working dir."""
+    path = getattr(store, "path", None)
+    if not isinstance(path, Path):
+        return False
+    return path.resolve() == (Path.cwd() / DEFAULT_CODEX_PATH).resolve()

@@ -22,8 +22,7 @@ from sanctum.cli._common import printable
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from sanctum.codex.base import InvocationSummary, Seal
-    from sanctum.ritualfile import TestResult
+    from sanctum.api import InvocationSummary, Seal, TestResult
 
 __all__ = [
     "format_time",

@@ -1,4 +1,4 @@
-"""Two adjustments to Typer's rich output, applied once when the app is built.
+"""Two adjustments to Typer's rich output, applied once when the app first runs.
 
 * Help: Typer (0.2x) prints a type placeholder after every option, ``<bool>`` even for
   a flag that takes no value (``--json <bool>``). A flag is shown bare.
@@ -57,7 +57,11 @@ class SanctumGroup(typer.core.TyperGroup):
         parent: Any = None,
         **extra: Any,
     ) -> Any:
-        """Parse the root's arguments (a usage error installs the one-line wrapper)."""
+        """Parse the root's arguments (a usage error installs the one-line wrapper).
+
+        The help adjustments are applied here, when the app runs, never at import.
+        """
+        apply()
         try:
             return super().make_context(info_name, args, parent, **extra)
         except _CLICK_EXCEPTION:

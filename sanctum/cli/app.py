@@ -24,11 +24,8 @@ from sanctum.cli import validate as validate_command
 from sanctum.cli import watch as watch_command
 from sanctum.cli._common import ROOT_EPILOG, set_debug
 from sanctum.cli._typer_fixes import SanctumGroup
-from sanctum.cli._typer_fixes import apply as _apply_typer_fixes
 
 __all__ = ["app", "main"]
-
-_apply_typer_fixes()
 
 app = typer.Typer(
     name="sanctum",
@@ -47,7 +44,7 @@ app = typer.Typer(
 def _print_version(value: bool) -> None:
     """Eager ``--version``: print and leave before any command runs."""
     if value:
-        from sanctum.__about__ import __version__
+        from sanctum.api import __version__
 
         typer.echo(f"sanctum {__version__}")
         raise typer.Exit()

@@ -35,11 +35,9 @@ def graph(
     ] = None,
 ) -> None:
     """Draw a ritual's graph (Mermaid renders in GitHub markdown)."""
-    from sanctum.api._files import check_regular_file
-    from sanctum.ritualfile import load_ritual, ritual_graph
+    from sanctum import api
 
-    check_regular_file(ritual)
-    text = ritual_graph(load_ritual(ritual), format.value)
+    text = api.graph(ritual, format.value)
     if output is None:
         typer.echo(text.rstrip("\n"))
     else:

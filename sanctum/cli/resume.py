@@ -66,6 +66,7 @@ def resume(
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
+    from sanctum.cli._parsing import parse_input_pairs, parse_oracle_overrides
     from sanctum.cli._perform import perform
 
     with json_errors(json_lines):
@@ -75,7 +76,7 @@ def resume(
         if update_file is not None:
             values.update(api.load_input_file(update_file))
         warn_repeated_keys(updates or [], "--update")
-        values.update(api.parse_input_pairs(updates or [], option="--update", raw=True))
+        values.update(parse_input_pairs(updates or [], option="--update"))
         performance = api.resume(
             invocation,
             updates=values,
@@ -84,7 +85,7 @@ def resume(
             codex=codex,
             trace_path=trace,
             modes=_api_modes(modes, json_lines),
-            oracles=api.parse_oracle_overrides(oracle or []),
+            oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,
         )

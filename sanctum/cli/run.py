@@ -65,6 +65,7 @@ def run(
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
+    from sanctum.cli._parsing import parse_input_pairs, parse_oracle_overrides
     from sanctum.cli._perform import perform
 
     with json_errors(json_lines):
@@ -74,7 +75,7 @@ def run(
         if input_file is not None:
             values.update(api.load_input_file(input_file))
         warn_repeated_keys(inputs or [], "--input")
-        values.update(api.parse_input_pairs(inputs or [], raw=True))
+        values.update(parse_input_pairs(inputs or []))
         performance = api.run(
             ritual,
             values,
@@ -82,7 +83,7 @@ def run(
             invocation_id=invocation,
             trace_path=trace,
             modes=_api_modes(modes, json_lines),
-            oracles=api.parse_oracle_overrides(oracle or []),
+            oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,
         )

@@ -20,9 +20,9 @@ def schema(
     ] = None,
 ) -> None:
     """Print the JSON Schema of ritual files (point yaml-language-server at it)."""
-    from sanctum.ritualfile import ritual_json_schema
+    from sanctum import api
 
-    text = json.dumps(ritual_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(api.schema(), indent=2, ensure_ascii=False) + "\n"
     if output is None:
         typer.echo(text, nl=False)
     else:

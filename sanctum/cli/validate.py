@@ -23,31 +23,11 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
     Ritual files are checked fully; ``NAME.test.yaml`` files as test-case files. Good
     files print ``path: ok`` unless ``quiet``.
     """
-    from sanctum.errors import RitualFileError
-    from sanctum.ritualfile.compiler import check_ritual
+    from sanctum import api
 
     bad = 0
     for path in paths:
-        test_file = path.name.endswith(".test.yaml")
-        special = None
-        if path.exists() and not path.is_file() and not path.is_dir():
-            # a named pipe or a device: reading would never end (the facade is loaded
-            # only here, so that a plain validation stays light)
-            from sanctum.api._files import special_file_problem
-
-            special = special_file_problem(path, what="test file" if test_file else "ritual file")
-        if special is not None:
-            problems = [special]
-        elif test_file:
-            from sanctum.ritualfile.testcases import load_test_file
-
-            try:
-                load_test_file(path)
-                problems = []
-            except RitualFileError as exc:
-                problems = list(exc.problems)
-        else:
-            problems = check_ritual(path, resolve=resolve)
+        problems = api.validate(path, resolve=resolve)
         if problems:
             bad += 1
             for problem in problems:

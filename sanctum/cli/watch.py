@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sanctum.cli._common import EXIT_CTRL_C, guarded
 from sanctum.cli._options import CodexOpt, OracleOpt, check_codex, file_path
+
+if TYPE_CHECKING:
+    from sanctum.api import OracleOverride
 
 __all__ = ["register", "watch"]
 
@@ -40,60 +42,37 @@ def watch(
     ] = False,
 ) -> None:
     """Re-validate a ritual on every save; with --run, re-run it too (Ctrl-C stops)."""
-    from watchfiles import watch as changes_of
-
     from sanctum import api
-    from sanctum.api._files import check_regular_file
+    from sanctum.cli._parsing import parse_input_pairs, parse_oracle_overrides
     from sanctum.cli.validate import validate_files
 
     values: dict[str, object] = {}
     if input_file is not None:
         values.update(api.load_input_file(input_file))
-    values.update(api.parse_input_pairs(inputs or [], raw=True))
-    overrides = api.parse_oracle_overrides(oracle or [])
+    values.update(parse_input_pairs(inputs or []))
+    overrides = parse_oracle_overrides(oracle or [])
     check_codex(codex)
-    check_regular_file(ritual)  # a named pipe: reading it (to fingerprint it) never ends
-    target = os.path.realpath(ritual)
-
-    def fingerprint() -> tuple[int, str] | None:
-        try:
-            return ritual.stat().st_mtime_ns, api.ritual_digest(ritual)
-        except OSError:
-            return None
-
-    seen = {"digest": fingerprint()}
-
-    def check_and_run() -> None:
-        bad = validate_files([ritual], resolve=resolve)
-        if rerun and not bad:
-            _run_once(ritual, values, codex, overrides)
-
+    saves = api.watch(ritual)
     try:
-        check_and_run()
-        typer.echo(f"watching {ritual} (Ctrl-C to stop)")
-        # The file's state, not the events, decides: a save (or a touch) between the
-        # first check and the watcher starting is still seen.
-        for _changes in changes_of(
-            ritual.resolve().parent,
-            watch_filter=lambda _change, path: os.path.realpath(path) == target,
-            debounce=400,
-            step=50,
-            rust_timeout=500,
-            yield_on_timeout=True,
-        ):
-            digest = fingerprint()
-            if digest == seen["digest"]:
-                continue
-            seen["digest"] = digest
-            typer.echo(f"{ritual} changed")
-            check_and_run()
+        for number, _saved in enumerate(saves):
+            if number:
+                typer.echo(f"{ritual} changed")
+            bad = validate_files([ritual], resolve=resolve)
+            if rerun and not bad:
+                _run_once(ritual, values, codex, overrides)
+            if not number:
+                typer.echo(f"watching {ritual} (Ctrl-C to stop)")
     except KeyboardInterrupt:
         pass
+    finally:
+        close = getattr(saves, "close", None)
+        if callable(close):
+            close()
     typer.echo("stopped watching")
 
 
 def _run_once(
-    ritual: Path, values: dict[str, object], codex: str | None, oracles: dict[str, dict[str, str]]
+    ritual: Path, values: dict[str, object], codex: str | None, oracles: dict[str, OracleOverride]
 ) -> None:
     """One run inside the watch loop; its exit status is reported, not raised."""
     from sanctum import api

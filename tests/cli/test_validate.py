@@ -81,8 +81,6 @@ def test_validate_in_a_fresh_interpreter_loads_only_what_it_checks_with(tmp_path
         "rich",
         "typer.rich_utils",
         "httpx",
-        "sanctum.api",
-        "sanctum.api",
         "sanctum.ritualfile.testcases",
         "sanctum.ritualfile.graph",
         "sanctum.ritualfile.schema",
