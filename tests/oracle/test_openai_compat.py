@@ -521,6 +521,21 @@ async def test_real_llama_cpp_server(llama_cpp_server: str) -> None:
     await oracle.aclose()
 
 
+async def test_real_llama_cpp_server_constrains_its_output(llama_cpp_server: str) -> None:
+    import jsonschema
+
+    from sanctum.oracle.constrained import spell_call_schema
+
+    schema = spell_call_schema([ADD], require_spell=True)
+    oracle = OpenAICompatibleOracle(
+        "smollm2", base_url=llama_cpp_server, extra_body={"max_tokens": 48, "temperature": 0}
+    )
+    response = await oracle.generate_constrained(HELLO, schema)
+    jsonschema.validate(json.loads(response.text), schema)
+    assert response.usage["completion_tokens"] >= 1
+    await oracle.aclose()
+
+
 # --------------------------------------------------------------------------- redaction
 
 
