@@ -13,20 +13,23 @@ never from its message (which speaks of ``add_edge()`` and ``path_map``), at the
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING
 
 from sanctum.errors import ErrorCode, GraphProblem
 from sanctum.ritual.constants import END, START
 from sanctum.ritual.validation import Topology, graph_problems
-from sanctum.ritualfile.diagnostics import Problems
-from sanctum.ritualfile.loader import YamlPath
-from sanctum.ritualfile.models import PolicySpec, RitualSpec
+
+if TYPE_CHECKING:  # annotations only: this module stays a leaf of the YAML layer
+    from sanctum.ritualfile.diagnostics import Problems
+    from sanctum.ritualfile.loader import YamlPath
+    from sanctum.ritualfile.models import PolicySpec, RitualSpec
+
+    Placed = list[tuple[YamlPath, str, bool]]
+    """Where a problem goes and what it says: ``[(path, message, at the key)]``."""
 
 __all__ = ["check_topology", "file_topology", "place"]
 
 _END = frozenset({"END", "__end__"})
-
-Placed = list[tuple[YamlPath, str, bool]]
-"""Where a problem goes and what it says: ``[(path, message, at the key)]``."""
 
 
 def _engine(name: str) -> str:
