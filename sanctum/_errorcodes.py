@@ -16,9 +16,10 @@ __all__ = ["ErrorCode", "GraphProblem"]
 class ErrorCode(StrEnum):
     """What went wrong, as a stable name an upper layer maps to its own wording.
 
-    The values are the codes of the module's tree. ``ENDLESS`` is found only on request
-    (``graph_problems(..., endless=True)``): an endless cycle compiles, and the
-    recursion limit bounds it.
+    A ``StrEnum``: each member equals its value (``ErrorCode.NO_ENTRY == "no-entry"``),
+    the codes drawn in the tree of :mod:`sanctum.errors`. ``ENDLESS`` is found only on
+    request (``sanctum.ritual.validation.graph_problems(..., endless=True)``): an
+    endless cycle compiles, and the recursion limit bounds it.
     """
 
     NO_ENTRY = "no-entry"  # no edge leaves START
