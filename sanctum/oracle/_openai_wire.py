@@ -8,6 +8,7 @@ standard library only.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,11 +20,13 @@ from sanctum.oracle._verdicts import error_message_of, error_status_of
 from sanctum.oracle.base import Message, OracleResponse, SpellCall
 
 __all__ = [
+    "TOOLS_IGNORED",
     "ToolCallAssembler",
     "build_payload",
     "choice_delta",
     "first_message",
     "format_messages",
+    "note_ignored_tools",
     "parse_arguments",
     "parse_chat_completion",
     "parse_openai_message",
@@ -407,3 +410,43 @@ class ToolCallAssembler:
             )
             for partial in self._calls
         ]
+
+
+TOOLS_IGNORED = "tools_ignored"
+"""The usage counter set to 1 on an answer that ignored the tools it was offered."""
+
+_LLAMA_CPP_PYTHON_ID = re.compile(
+    r"chatcmpl-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+
+
+def note_ignored_tools(
+    response: OracleResponse,
+    spells: Sequence[Mapping[str, Any]] | None,
+    data: Any = None,
+    *,
+    known: bool = False,
+) -> OracleResponse:
+    """Mark an answer that ignored the tools, from a server known to drop them.
+
+    llama-cpp-python (its server and in process) and llama.cpp answer HTTP 200 and
+    leave the tools out when they cannot use them. When tools were offered, the
+    answer holds no tool call and no call written as text, and the server is one of
+    those (``known``, llama.cpp's ``timings`` in ``data``, or llama-cpp-python's
+    ``chatcmpl-<uuid>`` id), ``usage["tools_ignored"]`` is set to 1, so the trace
+    and a UsageWard show it.
+
+    Returns:
+        ``response``, its usage updated in place when the mark applies.
+    """
+    if not spells or response.spell_calls:
+        return response
+    if not known and isinstance(data, Mapping):
+        known = "timings" in data or bool(_LLAMA_CPP_PYTHON_ID.fullmatch(str(data.get("id", ""))))
+    if not known:
+        return response
+    from sanctum.oracle.robust import parse_spell_blocks  # the text parser, lazily
+
+    if not parse_spell_blocks(response.text)[1]:
+        response.usage[TOOLS_IGNORED] = 1
+    return response

@@ -25,6 +25,7 @@ from typing import Any
 
 from sanctum.errors import OracleConnectionError, OracleResponseError
 from sanctum.oracle._llama_load import load_llama, probe_model
+from sanctum.oracle._openai_wire import note_ignored_tools
 from sanctum.oracle._threads import stream_from_thread
 from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
 from sanctum.oracle.openai_compat import (
@@ -268,9 +269,9 @@ class LlamaCppOracle(StreamingOracle):
             OracleConnectionError: The model file could not be loaded.
             OracleResponseError: llama.cpp refused (e.g. the prompt exceeds ``n_ctx``).
         """
-        return self._answer(
-            await asyncio.to_thread(self._complete, self._request(messages, spells))
-        )
+        request = self._request(messages, spells)
+        answer = self._answer(await asyncio.to_thread(self._complete, request))
+        return note_ignored_tools(answer, spells, known=True)
 
     constrains_output = True
 
@@ -365,7 +366,8 @@ class LlamaCppOracle(StreamingOracle):
                 for fragment in delta.get("tool_calls") or []:
                     if isinstance(fragment, dict):
                         assembler.feed(fragment)
-        yield OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)
+        final = OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)
+        yield note_ignored_tools(final, spells, known=True)
 
     async def aclose(self) -> None:
         """Free the model's memory; it reloads on the next call."""

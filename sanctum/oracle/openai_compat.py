@@ -39,6 +39,7 @@ from sanctum.oracle._openai_wire import (
     choice_delta,
     first_message,
     format_messages,
+    note_ignored_tools,
     parse_arguments,
     parse_chat_completion,
     parse_openai_message,
@@ -238,7 +239,7 @@ class OpenAICompatibleOracle(ServedOracle):
             raise self._malformed(data, "an answer without choices")
         if first_message(data) is None:
             raise self._malformed(data, "a choice without a message")
-        return parse_chat_completion(data)
+        return note_ignored_tools(parse_chat_completion(data), spells, data)
 
     constrains_output = True
 

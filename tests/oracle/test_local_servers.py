@@ -149,3 +149,26 @@ def test_prose_after_a_named_mistral_call_is_kept() -> None:
     prose, calls = parse_spell_blocks('[TOOL_CALLS]add[ARGS]{"a": 2, "b": 3} Adding now.')
     assert [(c.spell, c.arguments) for c in calls] == [("add", {"a": 2, "b": 3})]
     assert prose == "Adding now."
+
+
+async def test_tools_ignored_by_llama_cpp_python_are_noted(server: ModelServer) -> None:
+    import json as _json
+
+    plain = oa_completion("I cannot help.")
+    body = _json.loads(plain.body)
+    body.pop("timings")
+    body["id"] = "chatcmpl-1b4e28ba-2fa1-11d2-883f-0016d3cca427"  # llama-cpp-python's id
+    vllm_like = dict(body, id="chatcmpl-9f8e7d6c5b4a39281706f5e4d3c2b1a0")
+    server.reply(
+        Reply(200, oa_json(body)),
+        Reply(200, oa_json(vllm_like)),
+        oa_completion('<tool_call>{"name": "add", "arguments": {"a": 1, "b": 2}}</tool_call>'),
+        Reply(200, oa_json(body)),
+    )
+    oracle = OpenAICompatibleOracle("m", base_url=server.url)
+    ignored = await oracle.generate(HELLO, [ADD])
+    assert ignored.usage["tools_ignored"] == 1
+    assert "tools_ignored" not in (await oracle.generate(HELLO, [ADD])).usage  # not known
+    assert "tools_ignored" not in (await oracle.generate(HELLO, [ADD])).usage  # call in text
+    assert "tools_ignored" not in (await oracle.generate(HELLO)).usage  # no tools offered
+    await oracle.aclose()
