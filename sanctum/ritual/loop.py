@@ -251,7 +251,6 @@ class _Invocation:
         "ctx",
         "emitter",
         "inv",
-        "last",
         "runner",
         "sealer",
         "setup",
@@ -285,8 +284,6 @@ class _Invocation:
         self.ctx = RunContext(inv, self.emitter, setup.before, setup.after)
         self.runner = setup.runner.runner(self.ctx, streamed=sink is not None)
         self.sealer: Sealer | None = None
-        self.last: str | None = None
-        """The latest Sigil executed (named by the recursion-limit error)."""
 
     async def perform(self) -> dict[str, Any]:
         """Run to the end; on failure record it, close the stream, release the claim."""
@@ -339,44 +336,54 @@ class _Invocation:
             state.joins,
         )
         stop_at = superstep + setup.recursion_limit  # the limit bounds this call's supersteps
+        start, refused, finished = runner.start, runner.refused, runner.announcer()
+        async_routers, reducers = graph.async_routers, setup.reducers
+        last: str | None = None  # the latest Sigil executed
         clock = time.perf_counter
         yielded = clock()
-        while frontier:
-            if superstep >= stop_at:
-                raise self._limit_error(superstep)
-            state.superstep = ctx.superstep = superstep = superstep + 1
-            try:
-                outcome = runner.start(frontier, aether)
-                deltas = outcome if type(outcome) is list else await outcome  # type: ignore[misc]
-            except SigilFailure as failure:
-                aether, frontier = self._fall_back(failure, aether, superstep)
-            except Interrupt as pause:
-                await self._pause(pause, frontier, aether, superstep, joins)
-                raise
-            else:
+        try:
+            while frontier:
+                if superstep >= stop_at:
+                    raise self._limit_error(superstep, last)
+                superstep += 1
+                ctx.superstep = superstep
                 try:
-                    aether = merge_deltas(aether, deltas, schema)
-                except BaseException:
-                    runner.refused()
+                    deltas = start(frontier, aether)
+                    if type(deltas) is not list:
+                        deltas = await deltas  # type: ignore[misc]
+                except SigilFailure as failure:
+                    last = failure.plan.name
+                    aether, frontier = self._fall_back(failure, aether, superstep)
+                except Interrupt as pause:
+                    await self._pause(pause, frontier, aether, superstep, joins)
                     raise
-                announced = runner.finished(aether)
-                if announced is not None:
-                    await announced
-                if written is not None:
-                    _fold_written(written, deltas, setup.reducers)
-                self.last = frontier[-1].name
-                routed = await _route_async(frontier, aether) if graph.async_routers else None
-                done = frontier
-                frontier, joins = next_frontier(done, aether, joins, graph, routed)
-                if sealer is not None:
-                    await self._seal(sealer, aether, frontier, superstep, joins, deltas)
-            # Hand control back between supersteps — always when a stream consumer
-            # waits, else once YIELD_INTERVAL passed — so wait_for, aclose() and Ctrl-C
-            # can cancel the run here, right after its latest Seal.
-            now = clock()
-            if sink is not None or now - yielded > YIELD_INTERVAL:
-                yielded = now
-                await asyncio.sleep(0)
+                else:
+                    try:
+                        aether = merge_deltas(aether, deltas, schema)
+                    except BaseException:
+                        refused()
+                        raise
+                    if finished is not None:
+                        announced = finished(aether)
+                        if announced is not None:
+                            await announced
+                    if written is not None:
+                        _fold_written(written, deltas, reducers)
+                    last = frontier[-1].name
+                    routed = await _route_async(frontier, aether) if async_routers else None
+                    done = frontier
+                    frontier, joins = next_frontier(done, aether, joins, graph, routed)
+                    if sealer is not None:
+                        await self._seal(sealer, aether, frontier, superstep, joins, deltas)
+                # Hand control back between supersteps — always when a stream consumer
+                # waits, else once YIELD_INTERVAL passed — so wait_for, aclose() and
+                # Ctrl-C can cancel the run here, right after its latest Seal.
+                now = clock()
+                if sink is not None or now - yielded > YIELD_INTERVAL:
+                    yielded = now
+                    await asyncio.sleep(0)
+        finally:
+            state.superstep = superstep  # what a failure record and RiteManifested name
         if joins:
             stuck = join_error(joins, graph, self.inv)
             if stuck is not None:
@@ -395,7 +402,7 @@ class _Invocation:
             SigilExecutionError: When the Sigil has no on_error.
         """
         fallback = failure.plan.on_error
-        name = self.last = failure.plan.name
+        name = failure.plan.name
         if fallback is None:
             error = _execution_error(failure, aether, self.inv, superstep, self.circle)
             if error is failure.error:  # a policy timeout, already chained
@@ -462,12 +469,12 @@ class _Invocation:
             writers=writers,
         )
 
-    def _limit_error(self, superstep: int) -> RecursionLimitError:
+    def _limit_error(self, superstep: int, last: str | None) -> RecursionLimitError:
         return _limit_error(
             self.inv,
             self.circle,
             self.setup.recursion_limit,
-            self.last,
+            last,
             self.state.resumed_from,
             superstep,
         )

@@ -32,7 +32,9 @@ The protocol, per superstep (``ctx.superstep`` already set by the loop):
    ``type(result) is list``): the fast paths never create a coroutine.
 2. The loop merges the deltas. If the merge raises, it calls :meth:`Runner.refused`.
 3. :meth:`Runner.finished` announces the completed superstep; it returns None or an
-   awaitable the loop awaits.
+   awaitable the loop awaits. The loop asks :meth:`Runner.announcer` for it once per
+   Invocation: a runner that never announces (the bare one) gives None, and the loop
+   makes no call at all.
 
 Failures that exhausted their policy surface as :class:`SigilFailure`; Interrupt,
 DeltaTypeError and cancellation pass through untouched.
@@ -41,7 +43,7 @@ DeltaTypeError and cancellation pass through untouched.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +139,10 @@ class Runner:
     def refused(self) -> None:
         """The merge refused this superstep's deltas: it did not complete."""
 
+    def announcer(self) -> Callable[[Mapping[str, Any]], Awaitable[None] | None] | None:
+        """:meth:`finished`, or None for a runner that never announces (asked once)."""
+        return self.finished
+
     def finished(self, aether: Mapping[str, Any]) -> Awaitable[None] | None:
         """Announce the completed superstep (SuperstepCompleted, or a superstep hook).
 
@@ -174,7 +180,7 @@ class _Bare(Runner):
         except PendingAwait as pending:
             return finish_inline(self.ctx, frontier, aether, pending)
 
-    def finished(self, aether: Mapping[str, Any]) -> None:
+    def announcer(self) -> None:
         return None
 
 
@@ -239,13 +245,14 @@ class _SuperstepHooks(_Observed):
     hook is called once, after the merge. Other frontiers run as observed.
     """
 
-    __slots__ = ("began", "delta", "ended", "hooks", "plan")
+    __slots__ = ("began", "delta", "ended", "hooks", "one", "plan")
 
     name = "superstep-hooks"
 
     def __init__(self, ctx: RunContext, hooks: tuple[SuperstepHook, ...]) -> None:
         super().__init__(ctx)
         self.hooks = hooks
+        self.one = hooks[0] if len(hooks) == 1 else None
         self.plan: SigilPlan | None = None
         """The quiet Sigil of the current superstep, or None when it ran observed."""
         self.began = 0
@@ -297,6 +304,9 @@ class _SuperstepHooks(_Observed):
         if plan is None:
             return super().finished(aether)
         ctx, began, ended, delta = self.ctx, self.began, self.ended, self.delta
+        if self.one is not None:  # the usual case: one recorder
+            self.one(ctx.invocation_id, ctx.superstep, plan.name, began, ended, delta, True)
+            return None
         for hook in self.hooks:
             hook(ctx.invocation_id, ctx.superstep, plan.name, began, ended, delta, True)
         return None
