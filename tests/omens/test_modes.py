@@ -62,7 +62,7 @@ def test_astream_refuses_a_mode_that_is_not_names_before_running() -> None:
     from sanctum import END, START, Ritual
 
     ran: list[int] = []
-    ritual = Ritual().add_sigil("s", lambda a: ran.append(1) or {})
+    ritual = Ritual().add_sigil("s", lambda a: ran.append(1) or {})  # type: ignore[func-returns-value]
     rite = ritual.add_edge(START, "s").add_edge("s", END).compile()
     for mode in (None, 5):
         with pytest.raises(StreamModeError, match="stream mode must be a mode name"):
