@@ -14,7 +14,8 @@ Configurations: ``bare`` (no Ward), ``traced`` (a :class:`~sanctum.tracing.Trace
 that records every superstep and writes its file at the end — the target is traced <=
 2x bare per superstep), and ``observed`` (a Ward whose async ``on_omen`` does nothing:
 what building and delivering every Omen costs, which a recorder avoids by taking each
-superstep of synchronous Sigils whole through the engine's superstep tap). The HTML
+superstep of one synchronous Sigil whole through its superstep hook, a capability of
+the Ward contract: ``sanctum.wards.base.ObservesOmens``). The HTML
 rendering of the resulting trace is timed separately (it is done once, after the run,
 by ``sanctum trace render``).
 

@@ -77,7 +77,7 @@ class Emitter:
 
     Args:
         hooks: The Wards' ``on_omen`` coroutine functions (or :class:`ImmediateHook`
-            twins), in registration order.
+            for Wards that ``observe``), in registration order.
         sink: Non-blocking consumer called after the hooks (``None``: hooks only).
         veil: Applied to every Omen before anyone sees it (a Rite's Secrets masking).
     """

@@ -94,8 +94,8 @@ class SigilPlan:
 
     ``index`` is the Sigil's bind order (deltas merge in this order); ``fast`` is true
     for a synchronous Sigil without retries that is not ``adapted``, which the runner
-    calls inline; ``quiet`` is ``fast`` without a writer (a superstep tap can stand in
-    for its Omens). ``adapted`` means the Sigil asks for its InvocationContext (or a
+    calls inline; ``quiet`` is ``fast`` without a writer (a Ward's superstep hook can
+    stand in for its Omens). ``adapted`` means the Sigil asks for its InvocationContext (or a
     keyword-only writer) and ``fn`` is the adapted ``call(aether, writer, invocation)``
     (see :mod:`sanctum.ritual.invocation`). Successors
     are ``targets`` (static edges, END left out) or ``router``/``route_table``
