@@ -203,7 +203,8 @@ def test_two_runs_with_one_id_the_loser_runs_nothing(folder: Path) -> None:
     assert "already exists" in err or "another call" in err
     go.write_text("go")
     winner = next(r for r in racers if r is not loser)
-    assert winner.wait(timeout=60) == 0
+    winner.communicate(timeout=60)  # waits, and closes the pipes
+    assert winner.returncode == 0
     assert log.read_text().splitlines() == ["x"]  # one sigil call, not two
 
 
@@ -272,8 +273,8 @@ def test_a_closed_stdout_stops_the_run_with_one_line_naming_it(folder: Path) -> 
     first = proc.stdout.readline()  # `| head -1`: one line, then the reader goes away
     assert first
     proc.stdout.close()
-    err = proc.stderr.read() if proc.stderr is not None else ""
-    assert proc.wait(timeout=60) == 141
+    _, err = proc.communicate(timeout=60)  # reads stderr to the end, closes it
+    assert proc.returncode == 141
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines == [
         "stdout was closed; stopped invocation p1; resume it with: sanctum resume --invocation p1"

@@ -41,7 +41,8 @@ def test_revalidates_on_save_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         env=env,
     )
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
+    reader = threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True)
+    reader.start()
     seen: list[str] = []
     try:
         _wait_for(lines, seen, "watching")
@@ -68,6 +69,9 @@ def test_revalidates_on_save_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None
         if process.poll() is None:
             process.kill()
             process.wait()
+        reader.join(timeout=5)
+        if process.stdout is not None:
+            process.stdout.close()
     assert code == 0
     assert not any("Traceback" in line for line in seen), "".join(seen)
 

@@ -192,6 +192,8 @@ async def test_readers_never_wait_for_a_held_write_lock_and_writers_name_the_hol
     finally:
         holder.kill()
         holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
     codex = SqliteCodex(path)
     assert [s.seal_id for s in await codex.list("inv")] == ids  # nothing was written
     await codex.aclose()
