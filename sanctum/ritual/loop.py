@@ -92,21 +92,18 @@ def _limit_error(
     resumed_from: str | None,
     superstep: int,
 ) -> RecursionLimitError:
-    """The error of a call that ran ``limit`` supersteps without reaching END."""
-    if resumed_from is None:
-        call = "this run"
-    else:
-        call = (
-            f"this resume (from seal {resumed_from!r}, superstep {superstep - limit}, "
-            f"to superstep {superstep})"
-        )
+    """The error of a call that ran ``limit`` supersteps without reaching END.
+
+    The error words itself from its fields (:meth:`RecursionLimitError.worded`), so
+    another layer can re-word the advice without parsing the message.
+    """
     return RecursionLimitError(
-        f"{_run_label(inv, circle)} reached the recursion limit of {limit} supersteps in "
-        f"{call} without reaching END; last sigil executed: {last!r}. Check the cycle's "
-        "stop condition, or raise compile(recursion_limit=...)",
         invocation_id=inv,
         sigil=last,
         limit=limit,
+        circle=circle,
+        resumed_from=resumed_from,
+        superstep=superstep,
     )
 
 

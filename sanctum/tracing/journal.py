@@ -137,7 +137,7 @@ class Chronicle:
 
         Equivalent to folding in its SuperstepBegan, SigilBegan, SigilCompleted and
         SuperstepCompleted Omens; the arguments are described by
-        :data:`sanctum.ritual.emitter.SuperstepTap`. The row it adds for a completed
+        :data:`sanctum.wards.base.SuperstepHook`. The row it adds for a completed
         Sigil is complete: nothing changes it later.
         """
         if self._open or self.invocation_id != invocation_id:
