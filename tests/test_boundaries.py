@@ -1,6 +1,6 @@
 """Private means private, and no module of sanctum imports itself back through others.
 
-A module or a name that starts with one underscore (``omens._quick``, ``_jsonable``)
+A module or a name that starts with one underscore (``wards._paths``, ``_jsonable``)
 belongs to the package that holds it: that package's own modules and subpackages may
 import it, no other package may. The import-linter contracts in pyproject.toml enforce the layers;
 these two checks cover what a layers contract cannot see.
@@ -22,7 +22,6 @@ ALLOWED: set[tuple[str, str]] = {
     ("sanctum.api", "sanctum.codex._serial"),
     ("sanctum.cli", "sanctum.api._files"),
     ("sanctum.grimoire", "sanctum.oracle._mend"),
-    ("sanctum.ritual", "sanctum.omens._quick"),
     ("sanctum.tracing", "sanctum.wards._jsonable"),
     ("sanctum.tracing", "sanctum.wards._paths"),
 }
