@@ -328,10 +328,6 @@ def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
         warnings.warn(f"could not write the trace: {exc}", RuntimeWarning, stacklevel=2)
 
 
-_ENGINE_LIMIT_HINT = "raise compile(recursion_limit=...)"
-"""The engine's advice for a RecursionLimitError, which speaks of the Python API."""
-
-
 def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
     """The failure and its cause, e.g. ``sigil 'x' failed: ... (caused by ...)``.
 
@@ -339,9 +335,9 @@ def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
     ``recursion_limit:`` key instead of the Python API.
     """
     message = str(failure) or type(failure).__name__
-    if isinstance(failure, RecursionLimitError) and ritual is not None:
-        # TODO(errors): map the error's code once RecursionLimitError carries one.
-        message = message.replace(_ENGINE_LIMIT_HINT, f"raise `recursion_limit:` in {ritual.name}")
+    if isinstance(failure, RecursionLimitError) and failure.limit and ritual is not None:
+        advice = f"Check the cycle's stop condition, or raise `recursion_limit:` in {ritual.name}"
+        message = failure.worded(advice)
     cause = failure.__cause__
     if cause is not None and str(cause) and str(cause) not in message:
         message += f" (caused by {type(cause).__name__}: {cause})"
