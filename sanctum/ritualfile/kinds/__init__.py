@@ -27,6 +27,7 @@ from sanctum.ritualfile.kinds.base import (
 )
 
 __all__ = [
+    "BUILT_IN",
     "SigilKind",
     "common_keys",
     "key_owners",
