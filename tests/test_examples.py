@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sanctum.ritualfile import check_ritual, compile_ritual, load_ritual, run_ritual_tests
+from sanctum.api import run_test_folder
+from sanctum.ritualfile import check_ritual, compile_ritual, load_ritual
 
 ROOT = Path(__file__).resolve().parents[1]
 RITUALS = sorted(p for p in (ROOT / "rituals").rglob("*.yaml") if not p.name.endswith(".test.yaml"))
@@ -30,7 +31,7 @@ def test_ritual_cases_pass(
     test_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    results = run_ritual_tests(test_file)
+    results = run_test_folder(test_file)
     assert results
     assert [(r.name, r.message) for r in results if not r.passed] == []
 

@@ -50,7 +50,7 @@ from sanctum.api._stores import (
     open_codex,
     seal_history,
 )
-from sanctum.api._testing import check_test_files, find_test_files, run_tests
+from sanctum.api._testing import check_test_files, find_test_files, run_test_folder, run_tests
 from sanctum.codex.base import InvocationSummary, Seal
 from sanctum.errors import RitualInputError
 from sanctum.ritualfile.binding import InputText, OracleOverride, load_input_file
@@ -92,6 +92,7 @@ __all__ = [
     "resume_command",
     "ritual_digest",
     "run",
+    "run_test_folder",
     "run_tests",
     "schema",
     "seal_history",

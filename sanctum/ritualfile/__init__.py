@@ -7,8 +7,8 @@ compiles it to a Rite. RitualSpec — the pydantic model of a ritual file.
 messages), :func:`compile_ritual` seals it into a Rite through the engine's public
 API, :func:`check_ritual` lists every problem without running user code,
 :func:`ritual_graph` draws it (Mermaid or DOT), :func:`ritual_json_schema` gives the
-JSON Schema editors use, and
-:func:`run_ritual_tests` runs ``*.test.yaml`` smoke cases. :func:`load_yaml_data` reads
+JSON Schema editors use, and :class:`RitualTestSpec` is the model of a ``*.test.yaml``
+file (``sanctum.api.run_tests`` runs its cases). :func:`load_yaml_data` reads
 a plain YAML/JSON data document (an input file) with the same strictness.
 
 The names are loaded on first use (PEP 562): ``from sanctum.ritualfile import check_ritual``
@@ -31,7 +31,7 @@ if typing.TYPE_CHECKING:
     from sanctum.ritualfile.loader import load_yaml_data
     from sanctum.ritualfile.models import RitualSpec
     from sanctum.ritualfile.schema import ritual_json_schema
-    from sanctum.ritualfile.testcases import RitualTestSpec, TestResult, run_ritual_tests
+    from sanctum.ritualfile.testcases import RitualTestSpec, TestResult
 
 __all__ = [
     "ExpressionError",
@@ -50,7 +50,6 @@ __all__ = [
     "load_yaml_data",
     "ritual_graph",
     "ritual_json_schema",
-    "run_ritual_tests",
 ]
 
 _HOMES = {
@@ -67,7 +66,6 @@ _HOMES = {
     "load_yaml_data": "sanctum.ritualfile.loader",
     "ritual_graph": "sanctum.ritualfile.graph",
     "ritual_json_schema": "sanctum.ritualfile.schema",
-    "run_ritual_tests": "sanctum.ritualfile.testcases",
 }
 
 

@@ -53,8 +53,7 @@ __all__ = [
     "judge",
     "load_test_file",
     "no_cases_result",
-    "run_ritual_tests",
-]
+    ]
 
 TEST_SUFFIX = ".test.yaml"
 
@@ -350,33 +349,6 @@ def judge(
     if expect.error is not None and expect.error not in error:
         failures.append(f"error {error!r} does not contain {expect.error!r}")
     return failures
-
-
-def run_ritual_tests(path: str | Path, *, record: RecordMode = None) -> list[TestResult]:
-    """Run every case of a test file, or of every ``*.test.yaml`` under a folder.
-
-    Kept for programs written before ``sanctum.api.run_tests``; each case is performed
-    by ``sanctum.api`` (the path ``sanctum run`` takes). A test file that cannot be
-    read, or names a ritual with problems, yields one failed result carrying the
-    ``path:line:column`` messages. A case naming a ``cassette:`` replays it offline (a
-    missing cassette fails the case).
-
-    Args:
-        path: A ``*.test.yaml`` file or a folder to search.
-        record: ``"all"`` (re-)records every ``cassette:`` case against the ritual's
-            real oracles; ``"missing"`` only those whose cassette does not exist yet;
-            None replays.
-
-    Returns:
-        One TestResult per case, in file and case order.
-
-    Raises:
-        RuntimeError: If called from a running event loop.
-    """
-    # The one import of the facade from this layer: this name predates it.
-    from sanctum.api._testing import run_test_folder
-
-    return run_test_folder(path, record=record)
 
 
 def case_oracles(case: RitualTestCase) -> dict[str, OracleOverride]:

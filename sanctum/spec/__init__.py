@@ -12,7 +12,10 @@ import sys
 import warnings
 
 from sanctum.ritualfile import *  # noqa: F403
-from sanctum.ritualfile import __all__ as __all__
+from sanctum.ritualfile import __all__ as _RITUALFILE_NAMES
+from sanctum.spec._runner import run_ritual_tests
+
+__all__ = [*_RITUALFILE_NAMES, "run_ritual_tests"]
 
 warnings.warn(
     "sanctum.spec was renamed sanctum.ritualfile; import sanctum.ritualfile instead "

@@ -1,7 +1,14 @@
 from __future__ import annotations
 
+import importlib
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
 
 
 def test_the_old_name_warns_and_hands_back_the_same_modules() -> None:
@@ -24,3 +31,13 @@ def test_the_old_name_warns_and_hands_back_the_same_modules() -> None:
     )
     assert "DeprecationWarning" in done.stdout
     assert "import sanctum.ritualfile instead" in done.stdout
+
+
+def test_the_old_test_runner_name_still_runs_cases(tmp_path: Path) -> None:
+    shutil.copytree(REPO_ROOT / "rituals", tmp_path / "rituals")
+    shutil.copytree(REPO_ROOT / "spells", tmp_path / "spells")
+    with pytest.warns(DeprecationWarning, match="sanctum.ritualfile"):
+        spec = importlib.reload(importlib.import_module("sanctum.spec"))
+    results = spec.run_ritual_tests(tmp_path / "rituals" / "hello.test.yaml")
+    assert results
+    assert all(result.passed for result in results), results

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from sanctum.api import run_test_folder
 from sanctum.errors import RitualFileError
-from sanctum.ritualfile import run_ritual_tests
 from sanctum.ritualfile.testcases import load_test_file
 from tests.ritualfile.helpers import MINIMAL, write
 
@@ -20,7 +20,7 @@ def test_runner_reports_pass_and_fail(tmp_path: Path) -> None:
         "  - name: bad\n"
         "    expect: {status: interrupted, aether: {x: 2}}\n"
     )
-    good, bad = run_ritual_tests(tmp_path)
+    good, bad = run_test_folder(tmp_path)
     assert (good.name, good.passed, good.status) == ("good", True, "done")
     assert bad.passed is False
     assert bad.message == "expected status interrupted, got done; aether['x'] is 1, expected 2"
@@ -29,7 +29,7 @@ def test_runner_reports_pass_and_fail(tmp_path: Path) -> None:
 def test_bad_test_file_is_a_failed_result(tmp_path: Path) -> None:
     path = tmp_path / "x.test.yaml"
     path.write_text("ritual: r.yaml\ncases:\n  - nam: x\n")
-    [result] = run_ritual_tests(path)
+    [result] = run_test_folder(path)
     assert result.passed is False
     assert "3:5: unknown key 'nam'" in result.message
 
@@ -62,7 +62,7 @@ def test_missing_ritual_file_is_reported_with_a_did_you_mean(tmp_path: Path) -> 
         f"1:9: ritual file 'gret.yaml' does not exist (looked for {tmp_path.resolve()}/gret.yaml; "
         "the path is relative to this test file); did you mean 'greet.yaml'?"
     ]
-    [result] = run_ritual_tests(path)
+    [result] = run_test_folder(path)
     assert result.passed is False
     assert "1:9: ritual file 'gret.yaml' does not exist" in result.message
 
@@ -114,7 +114,7 @@ def test_sound_test_file_loads(tmp_path: Path) -> None:
         "    expect: {aether: {greeting: hi, mood: calm}}\n"
     )
     assert [c.name for c in load_test_file(path, env={}).cases] == ["one"]
-    [result] = run_ritual_tests(path)
+    [result] = run_test_folder(path)
     assert result.passed, result.message
     assert result.aether == {"name": "Ada", "mood": "calm", "greeting": "hi"}
 
@@ -132,7 +132,7 @@ def test_an_empty_cases_list_is_a_failed_result_that_says_so(tmp_path: Path) -> 
     path = tmp_path / "ritual.test.yaml"
     path.write_text("ritual: ritual.yaml\ncases: []\n")
     load_test_file(path)  # well formed: `sanctum validate` accepts it
-    (result,) = run_ritual_tests(path)
+    (result,) = run_test_folder(path)
     assert (result.passed, result.status) == (False, "failed")
     assert result.message == (
         f"{path}:2:8: the `cases` list is empty, so nothing was tested; add a case "
