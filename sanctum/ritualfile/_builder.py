@@ -16,7 +16,7 @@ from typing import Any
 
 from sanctum.aether import AetherSchema, Conduit, add, append, merge_dict, overwrite
 from sanctum.oracle.base import Oracle
-from sanctum.ritual import END, Ritual, SigilPolicy, exponential_backoff
+from sanctum.ritual import END, Rite, Ritual, SigilPolicy, exponential_backoff
 from sanctum.ritual.kinds import first_match_router
 from sanctum.ritualfile.checks import END_NAMES, exception_class
 from sanctum.ritualfile.diagnostics import Problems
@@ -65,6 +65,8 @@ class Builder:
         resolve: Import user code and build Oracles; else placeholders stand in.
         oracles: Oracles by name replacing the file's entries.
         env: Environment for ``${VAR}`` of circle files (default ``os.environ``).
+        compile_inner: ``compile_ritual``, for the Rites of circle files (passed in, so
+            this module does not import the compiler back).
     """
 
     def __init__(
@@ -75,8 +77,10 @@ class Builder:
         resolve: bool,
         oracles: Mapping[str, Oracle],
         env: Mapping[str, str] | None,
+        compile_inner: Callable[..., Rite],
     ) -> None:
         self.spec = spec
+        self._compile_inner = compile_inner
         self.source = source
         self.resolve = resolve
         self.overrides = dict(oracles)
@@ -284,6 +288,25 @@ class Builder:
         need it: a ritual of set/call/interrupt sigils never loads it.
         """
         return kind_of(sigil).compile(self, name, sigil)
+
+    def circle_rite(self, name: str) -> Rite:
+        """The compiled Rite of the circle file sigil ``name`` mounts (loaded already).
+
+        It is compiled as this ritual is (oracles, resolve, environment, secrets), with
+        the masking Wards of :meth:`inner_wards` and the cassette scoped to the circle.
+
+        Raises:
+            RitualFileError: For a problem found while compiling the circle's graph.
+        """
+        return self._compile_inner(
+            self.source.circles[name],
+            oracles=self.overrides,
+            resolve=self.resolve,
+            env=self.env,
+            wards=self.inner_wards(),
+            secrets=self.secrets,
+            cassette=None if self.cassette is None else self.cassette.scoped(name),
+        )
 
     def inner_wards(self) -> list[Ward]:
         """The masking Wards of a Circle's or an agent's inner Rite.

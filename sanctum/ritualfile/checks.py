@@ -142,6 +142,12 @@ class Checker:
         self.broken_tomes: set[str] = set()  # a spell.json would not load (reported)
 
     # ------------------------------------------------------------------ helpers
+    # (public: the sigil kinds in sanctum.ritualfile.kinds check with them)
+
+    @staticmethod
+    def is_reference(text: str) -> bool:
+        """Whether ``text`` has the ``module:function`` shape (nothing is imported)."""
+        return is_reference(text)
 
     def quoted_hint(self, path: YamlPath, *, key: bool) -> bool:
         plain = self.loaded.plain_boolean_keys if key else self.loaded.plain_booleans

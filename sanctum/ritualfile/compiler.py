@@ -227,7 +227,9 @@ def compile_ritual(
         raise TypeError("compile_ritual needs a RitualSpec from load_ritual (it carries positions)")
     if secrets is not None and not isinstance(secrets, Secrets):
         raise TypeError(f"secrets must be a sanctum Secrets, got {type(secrets).__name__}")
-    builder = Builder(spec, source, resolve=resolve, oracles=oracles or {}, env=env)
+    builder = Builder(
+        spec, source, resolve=resolve, oracles=oracles or {}, env=env, compile_inner=compile_ritual
+    )
     builder.secrets = ritual_secrets(spec) | secrets
     if cassette is not None:
         cassette.add_secrets(builder.secrets)

@@ -34,9 +34,7 @@ class CallKind(SigilKind):
     label = "call"
 
     def check(self, checker: Checker, name: str, sigil: Any, known: Collection[str]) -> None:
-        from sanctum.ritualfile.resolve import is_reference  # resolve imports the models
-
-        if not is_reference(sigil.call):
+        if not checker.is_reference(sigil.call):
             checker.problems.add(
                 self.path(name, "call"),
                 f"`call` must be 'module:function' (a module next to the ritual file), "

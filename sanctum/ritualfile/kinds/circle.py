@@ -32,18 +32,7 @@ class CircleKind(SigilKind):
     label = "circle"
 
     def compile(self, builder: Builder, name: str, sigil: Any) -> Callable[..., Any]:
-        from sanctum.ritualfile.compiler import compile_ritual
-
-        rite = compile_ritual(
-            builder.source.circles[name],
-            oracles=builder.overrides,
-            resolve=builder.resolve,
-            env=builder.env,
-            wards=builder.inner_wards(),
-            secrets=builder.secrets,
-            cassette=None if builder.cassette is None else builder.cassette.scoped(name),
-        )
-        return circle(name, rite)
+        return circle(name, builder.circle_rite(name))
 
 
 KIND = register(CircleKind())

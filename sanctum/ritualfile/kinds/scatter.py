@@ -132,9 +132,7 @@ class ScatterKind(SigilKind):
         inline = options.sigil
         inner: YamlPath = (*where, "sigil")
         if isinstance(inline, InlineCall):
-            from sanctum.ritualfile.resolve import is_reference
-
-            if not is_reference(inline.call):
+            if not checker.is_reference(inline.call):
                 checker.problems.add((*inner, "call"), "`call` must be 'module:function'")
         elif isinstance(inline, InlineOracle):
             check_oracle_use(checker, inner, name, inline, local)
