@@ -141,7 +141,10 @@ class Performance:
             async for omen in self._stream(rite, staged, recorder):
                 yield omen
         finally:
-            await staged.store.close()
+            try:
+                await staged.rite.aclose()  # the HTTP clients of the oracles it built
+            finally:
+                await staged.store.close()
 
     def _recorder(self, staged: Staged, path: Path) -> Any:
         """The ``--trace`` recorder, checked before anything runs (never overwrite)."""

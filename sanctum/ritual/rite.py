@@ -86,7 +86,7 @@ class Rite:
     :attr:`codex`, :attr:`wards`, :attr:`schema`, :attr:`recursion_limit`.
     """
 
-    __slots__ = ("_codex", "_graph", "_limit", "_secrets", "_setup", "_wards")
+    __slots__ = ("_codex", "_graph", "_limit", "_owns", "_secrets", "_setup", "_wards")
 
     def __init__(
         self,
@@ -97,6 +97,7 @@ class Rite:
         recursion_limit: int,
         announce: bool = True,
         secrets: Secrets | None = None,
+        owns: Sequence[Any] = (),
     ) -> None:
         if secrets is not None and not isinstance(secrets, Secrets):
             raise TypeError(
@@ -108,6 +109,7 @@ class Rite:
         self._wards: tuple[Ward, ...] = tuple(wards)
         self._limit = recursion_limit
         self._secrets = secrets if secrets else None
+        self._owns: tuple[Any, ...] = tuple(owns)
         self._setup = _setup(graph, codex, self._wards, recursion_limit, self._secrets)
         if announce:
             for ward in self._wards:
@@ -151,6 +153,25 @@ class Rite:
         """The masking policy applied to deltas, Seals, Omens and errors, or None."""
         return self._secrets
 
+    async def aclose(self) -> None:
+        """Release what the Rite owns: the clients of the Oracles it built, and the
+        Rites of its Circles (a ritual file's compile hands them over; a Rite built in
+        Python owns nothing unless given ``owns``). Idempotent; the Rite may run again
+        afterwards (clients reopen on their next call).
+
+        Raises:
+            Exception: The first error an owned ``aclose()`` raised, after every owned
+                object was asked to close.
+        """
+        first: Exception | None = None
+        for owned in self._owns:
+            try:
+                await owned.aclose()
+            except Exception as exc:  # close the rest before reporting
+                first = first or exc
+        if first is not None:
+            raise first
+
     def _veil_error(self, error: BaseException) -> None:
         """Mask the message of an error (or an Interrupt's reason) leaving a run."""
         if self._secrets is not None and isinstance(error, Exception):
@@ -164,6 +185,7 @@ class Rite:
         wards: Sequence[Ward] | None = _UNSET,
         recursion_limit: int = _UNSET,
         secrets: Secrets | None = _UNSET,
+        owns: Sequence[Any] = _UNSET,
     ) -> Rite:
         """Return a new Rite over the same graph with some options replaced.
 
@@ -175,6 +197,8 @@ class Rite:
             recursion_limit: Maximum supersteps per call (a positive int).
             secrets: Masking policy replacing the current one (None for none); combine
                 with the current one by passing ``rite.secrets | more``.
+            owns: Objects with an ``async aclose()`` that :meth:`aclose` releases
+                (replacing the current ones; the new Rite shares them otherwise).
 
         Returns:
             The new Rite; this one is unchanged.
@@ -194,6 +218,7 @@ class Rite:
             recursion_limit=limit,
             announce=wards is not _UNSET,
             secrets=self._secrets if secrets is _UNSET else secrets,
+            owns=self._owns if owns is _UNSET else owns,
         )
         return rite
 

@@ -100,6 +100,8 @@ class Builder:
             if "default" in value.model_fields_set
         )
         self._oracles: dict[str, Oracle] = {}
+        self.owned: list[Any] = []
+        """What the compiled Rite must close: the Oracles and Circle Rites built here."""
         self.cassette: Any = None
         """A CassetteRecorder or CassettePlayer (or a Circle's view of one), or None."""
         self._tomes: dict[str, Any] = {}
@@ -164,6 +166,7 @@ class Builder:
                 return None
             try:
                 self._oracles[name] = build_oracle(spec, self.folder)
+                self.owned.append(self._oracles[name])
             except ResolveError as exc:
                 self.problems.add(("oracles", name), f"oracle {name!r}: {exc}", key=True)
                 return None
@@ -298,7 +301,7 @@ class Builder:
         Raises:
             RitualFileError: For a problem found while compiling the circle's graph.
         """
-        return self._compile_inner(
+        rite = self._compile_inner(
             self.source.circles[name],
             oracles=self.overrides,
             resolve=self.resolve,
@@ -307,6 +310,8 @@ class Builder:
             secrets=self.secrets,
             cassette=None if self.cassette is None else self.cassette.scoped(name),
         )
+        self.owned.append(rite)
+        return rite
 
     def inner_wards(self) -> list[Ward]:
         """The masking Wards of a Circle's or an agent's inner Rite.

@@ -212,7 +212,8 @@ def compile_ritual(
             oracle name and sigil (``circle/sigil`` inside a Circle).
 
     Returns:
-        The compiled Rite.
+        The compiled Rite. It owns the Oracles (and Circle Rites) built from the file:
+        ``await rite.aclose()`` releases their HTTP connections when done with it.
 
     Raises:
         RitualFileError: For any problem in the file, in a circle file, or found while
@@ -252,7 +253,7 @@ def compile_ritual(
     check_topology(spec, builder.problems)
     builder.problems.raise_if_any()
     try:
-        return ritual.compile(
+        rite = ritual.compile(
             recursion_limit=recursion_limit or spec.recursion_limit,
             codex=store,
             default_policy=builder.policy(spec.default_policy),
@@ -261,6 +262,7 @@ def compile_ritual(
         )
     except RitualValidationError as exc:
         raise _engine_problem(exc, builder) from None
+    return rite.with_options(owns=builder.owned) if builder.owned else rite
 
 
 def ritual_secrets(spec: RitualSpec) -> Secrets:
