@@ -37,6 +37,7 @@ __all__ = [
     "SEQ_MASK",
     "TIP_SQL",
     "SqliteFile",
+    "delete_rows",
     "holders",
     "key_span",
     "open_codex_file",
@@ -70,6 +71,28 @@ def key_span(number: int) -> tuple[int, int]:
     """The first and last key an Invocation's Seals can hold."""
     low = number << SEQ_BITS
     return low, low | SEQ_MASK
+
+
+def delete_rows(db: sqlite3.Connection, invocation_ids: tuple[str, ...]) -> bool:
+    """Delete the Seals and index rows of ``invocation_ids`` in one transaction.
+
+    Value rows stay: they are shared between Invocations. Returns whether any was held.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        found = False
+        for invocation_id in invocation_ids:
+            row = db.execute(NUMBER_SQL, (invocation_id,)).fetchone()
+            if row is not None:
+                found = True
+                db.execute(f"DELETE FROM sanctum_seals WHERE {RANGE_SQL}", key_span(int(row[0])))
+                db.execute("DELETE FROM sanctum_invocations WHERE number = ?", (row[0],))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return found
 
 
 _BUSY, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 5, 8, 10, 11, 13, 14, 26

@@ -198,8 +198,8 @@ class Codex(ABC):
     working defaults that a store should override when it can do better:
     :meth:`put_next` (an atomic optimistic check, which the scheduler uses so that two
     processes resuming one Invocation never fork its history silently),
-    :meth:`get_seal`, :meth:`latest_seal_id`, :meth:`history`, :meth:`invocations`
-    and :meth:`aclose`.
+    :meth:`get_seal`, :meth:`latest_seal_id`, :meth:`history`, :meth:`invocations`,
+    :meth:`delete` and :meth:`aclose`.
     """
 
     @abstractmethod
@@ -284,6 +284,28 @@ class Codex(ABC):
             NotImplementedError: If the store cannot enumerate its Invocations.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot list its invocations")
+
+    async def delete(self, invocation_id: str) -> bool:
+        """Strike an Invocation from the ledger: its Seals and its index row.
+
+        Removes every Seal of the Invocation (its whole history, every branch) and the
+        row that lists it among :meth:`invocations`, with the Invocation's claim ledger
+        (see :class:`LedgerCodex`), in one transaction where the store has them.
+        Value rows are left alone: they are content-addressed and shared between
+        Invocations (two runs that hold the same text store it once), so a value
+        another Invocation still names stays readable; rows no Seal names any more are
+        not reclaimed. Deleting does not check who runs the Invocation: a caller that
+        must not delete a running Invocation asks :meth:`holder` first. Deleting an
+        Invocation the store does not know is no error.
+
+        Returns:
+            True when the store held the Invocation (now gone), False when it did not.
+
+        Raises:
+            NotImplementedError: If the store cannot delete (the default).
+            SealError: If the store cannot be written.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot delete invocations")
 
     async def claim(
         self, invocation_id: str, holder: Mapping[str, Any]

@@ -37,7 +37,7 @@ from sanctum.codex.base import (
     concurrent_write,
     find_unserialisable,
 )
-from sanctum.codex.claims import LEDGER_PREFIX
+from sanctum.codex.claims import LEDGER_PREFIX, ledger_id
 from sanctum.errors import SealError
 
 __all__ = ["MemoryCodex"]
@@ -302,6 +302,23 @@ class MemoryCodex(LedgerCodex):
         with self._lock:
             entry = self._by_id.get(invocation_id, {}).get(seal_id)
             return self._thaw(invocation_id, entry, remember=True) if entry is not None else None
+
+    async def delete(self, invocation_id: str) -> bool:
+        """Remove the Invocation's Seals, its listing and its claim ledger.
+
+        Value rows stay (they are shared between Invocations; see
+        :meth:`Codex.delete`).
+
+        Returns:
+            True when the Invocation was held, False when it was unknown.
+        """
+        with self._lock:
+            found = False
+            for name in (invocation_id, ledger_id(invocation_id)):
+                found = self._histories.pop(name, None) is not None or found
+                self._by_id.pop(name, None)
+            self._helds.clear()
+            return found
 
     async def invocations(self, limit: int = 50) -> builtins.list[InvocationSummary]:
         """Return the most recently written Invocations, newest first (at most ``limit``).

@@ -45,7 +45,7 @@ from sanctum.codex._stored import (
     value_ids,
 )
 from sanctum.codex.base import InvocationSummary, LedgerCodex, Seal, concurrent_write
-from sanctum.codex.claims import LEDGER_PREFIX
+from sanctum.codex.claims import LEDGER_PREFIX, ledger_id
 from sanctum.errors import SealError
 
 __all__ = ["PostgresCodex"]
@@ -393,6 +393,32 @@ class PostgresCodex(PostgresLink, LedgerCodex):
         self._helds.put(
             invocation_id, seal.seal_id, {name: step.held for name, step in encoded.values.items()}
         )
+
+    async def delete(self, invocation_id: str) -> bool:
+        """Remove the Invocation's Seals, index row and claim ledger in one transaction.
+
+        Value rows stay (shared between Invocations; see :meth:`Codex.delete`).
+
+        Raises:
+            SealError: If the server cannot be used.
+        """
+        s = self._s
+        names = [invocation_id, ledger_id(invocation_id)]
+
+        async def remove(conn: Any, _attempt: int) -> bool:
+            await conn.execute(
+                f"DELETE FROM {s}.sanctum_seals WHERE invocation_id = ANY(%s)", (names,)
+            )
+            cursor = await conn.execute(
+                f"DELETE FROM {s}.sanctum_invocations WHERE invocation_id = ANY(%s) "
+                "RETURNING invocation_id",
+                (names,),
+            )
+            return bool(await cursor.fetchall())
+
+        found = await self._retrying(invocation_id, remove)
+        self._helds.clear()
+        return found
 
     async def put(self, invocation_id: str, seal: Seal) -> None:
         """Append a Seal to the Invocation's history; committed before this returns.

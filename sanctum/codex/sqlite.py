@@ -55,6 +55,7 @@ from sanctum.codex._sqlite_schema import (
     SEQ_MASK,
     TIP_SQL,
     SqliteFile,
+    delete_rows,
     key_span,
 )
 from sanctum.codex._stored import (
@@ -69,7 +70,7 @@ from sanctum.codex._stored import (
     value_ids,
 )
 from sanctum.codex.base import InvocationSummary, LedgerCodex, Seal, concurrent_write
-from sanctum.codex.claims import LEDGER_PREFIX
+from sanctum.codex.claims import LEDGER_PREFIX, ledger_id
 from sanctum.errors import SealError
 
 __all__ = ["SqliteCodex"]
@@ -561,6 +562,24 @@ class SqliteCodex(SqliteFile, LedgerCodex):
                 nothing is written.
         """
         self._write(invocation_id, seal, expected_latest)
+
+    async def delete(self, invocation_id: str) -> bool:
+        """Remove the Invocation's Seals, index row and claim ledger in one transaction.
+
+        Value rows stay (shared between Invocations; see :meth:`Codex.delete`).
+
+        Raises:
+            SealError: If the file cannot be written.
+        """
+        with self._lock:
+            try:
+                found = delete_rows(self._conn(), (invocation_id, ledger_id(invocation_id)))
+            except sqlite3.Error as exc:
+                raise self._failed(exc, "delete an invocation", invocation_id) from None
+            self._latest.pop(invocation_id, None)
+            self._latest.pop(ledger_id(invocation_id), None)
+            self._helds.clear()
+            return found
 
     async def aclose(self) -> None:
         """Close the file; a later call reopens it. Idempotent."""

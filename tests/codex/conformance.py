@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from sanctum.codex import Codex, Seal, SealError, new_seal_id
+from sanctum.codex.claims import ledger_id, new_claim
 from tests.codex.long_history import LongHistoryConformance
 
 __all__ = ["CodexConformance", "make_seal"]
@@ -434,6 +435,42 @@ class CodexConformance(LongHistoryConformance):
         assert [s.invocation_id for s in await codex.invocations(limit=2)] == ["done", "paused"]
         await codex.put("old", make_seal(2))
         assert (await codex.invocations(limit=1))[0].invocation_id == "old"
+
+    # ------------------------------------------------------------ deleting
+
+    async def test_delete_removes_one_invocation_and_keeps_shared_values(
+        self, codex: Codex
+    ) -> None:
+        shared = {"messages": ["the same long text, stored once"] * 3}
+        gone = make_seal(1, shared)
+        await codex.put("gone", gone)
+        await codex.put("gone", make_seal(2, shared, parent=gone.seal_id))
+        kept = make_seal(1, shared)
+        await codex.put("kept", kept)
+        assert await codex.claim("gone", new_claim("run")) is None
+        assert await codex.get(ledger_id("gone")) is not None
+        assert await codex.delete("gone") is True
+        assert await codex.get("gone") is None
+        assert await codex.list("gone") == []
+        assert await codex.get_seal("gone", gone.seal_id) is None
+        assert await codex.latest_seal_id("gone") is None
+        assert await codex.get(ledger_id("gone")) is None  # the claim went with it
+        assert await codex.get("kept") == kept  # its values were shared, and stay
+        assert [s.invocation_id for s in await codex.invocations()] == ["kept"]
+
+    async def test_delete_of_an_unknown_invocation_is_no_error(self, codex: Codex) -> None:
+        await codex.put("kept", make_seal(1))
+        assert await codex.delete("nobody") is False
+        assert len(await codex.list("kept")) == 1
+
+    async def test_a_deleted_id_starts_a_fresh_history(self, codex: Codex) -> None:
+        old = make_seal(1, {"n": 1})
+        await codex.put_next("inv", old, expected_latest=None)
+        await codex.delete("inv")
+        new = make_seal(1, {"n": 2})
+        await codex.put_next("inv", new, expected_latest=None)  # nothing is expected
+        assert await codex.list("inv") == [new]
+        assert [s.seals for s in await codex.invocations()] == [1]
 
     # ------------------------------------------------------------ sharing
 
