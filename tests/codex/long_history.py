@@ -166,7 +166,7 @@ class LongHistoryConformance:
 
     async def test_lists_that_change_other_than_by_appending(self, codex: Codex) -> None:
         messages = [message(turn) for turn in range(20)]
-        states = [
+        states: list[dict[str, Any]] = [
             {"messages": messages},
             {"messages": [*messages, message(20)]},
             {"messages": [message(99), *messages[1:], message(20)]},  # an item replaced

@@ -41,7 +41,7 @@ def test_finished() -> None:
 
 
 def test_a_seal_keeps_any_sequence_as_a_frontier() -> None:
-    seal = Seal(aether={}, frontier=["x"], superstep=1)
+    seal = Seal(aether={}, frontier=["x"], superstep=1)  # type: ignore[arg-type]
     assert type(seal.frontier) is Frontier
     assert seal == Seal(
         aether={}, frontier=("x",), superstep=1, timestamp=seal.timestamp, seal_id=seal.seal_id

@@ -59,7 +59,8 @@ async def test_writer_and_invocation_together_in_either_order() -> None:
     ritual.set_entry_point("first")
     ritual.add_edge("first", "second").add_edge("second", "third").add_edge("third", END)
     rite = ritual.compile()
-    tokens = [o.token async for o in rite.astream({}, invocation_id="i", mode="tokens")]
+    stream = rite.astream({}, invocation_id="i", mode="tokens")
+    tokens = [o.token async for o in stream]  # type: ignore[attr-defined]
 
     assert tokens == ["first@1", "second@2"]
     assert [got[k].superstep for k in ("first", "second", "third")] == [1, 2, 3]

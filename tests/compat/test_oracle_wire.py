@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from sanctum.oracle import OracleResponse, OracleResponseError, SpellCall, ollama, openai_compat
 
-TRANSCRIPT = [
+TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "system", "content": "You keep the ledger."},
     {"role": "user", "content": "How many words in 'a b c'?"},
     {

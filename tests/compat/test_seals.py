@@ -53,7 +53,7 @@ async def test_the_last_seal_of_a_finished_run_points_at_end(codex: Codex) -> No
 
 
 async def test_a_seal_built_by_hand_keeps_a_list_frontier_comparable() -> None:
-    seal = Seal(aether={"x": 1}, frontier=["a", "b"], superstep=1)
+    seal = Seal(aether={"x": 1}, frontier=["a", "b"], superstep=1)  # type: ignore[arg-type]
     assert seal.frontier == ["a", "b"]
     codex = MemoryCodex()
     await codex.put("hand", seal)

@@ -129,7 +129,7 @@ async def test_frontier_naming_a_vanished_sigil(tmp_path: Path) -> None:
     await codex.aclose()
 
 
-BROKEN_FILES: dict[str, Callable[[Path], None]] = {
+BROKEN_FILES: dict[str, Callable[[Path], object]] = {
     "random bytes": lambda p: p.write_bytes(bytes(range(256)) * 64),
     "text file": lambda p: p.write_text("name,price\ntea,3\n" * 100),
     "sqlite header only": lambda p: p.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4080),

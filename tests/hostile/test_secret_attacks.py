@@ -16,7 +16,7 @@ import json
 import sqlite3
 import traceback
 import zlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pytest
 from sanctum import END, Ritual
 from sanctum.codex.sqlite import SqliteCodex
 from sanctum.grimoire.sigils import oracle_sigil
+from sanctum.omens import TokenEmitted
 from sanctum.oracle.base import Message, Oracle, OracleResponse
 from sanctum.wards.base import Ward
 from sanctum.wards.secrets import MaskedException, Secrets
@@ -268,12 +269,12 @@ class _Split(Oracle):
     """A model that spells secrets over several chunks."""
 
     async def generate(
-        self, messages: list[Message], spells: Any = None, **kwargs: Any
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
     ) -> OracleResponse:
         return OracleResponse(text="unused")
 
-    async def stream_generate(
-        self, messages: list[Message], spells: Any = None, **kwargs: Any
+    async def stream_generate(  # type: ignore[override]  # an async generator is one
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
     ) -> AsyncIterator[str]:
         for chunk in [
             "key is envSEC",
@@ -299,6 +300,7 @@ def test_a_secret_split_across_streamed_chunks_never_shows(tmp_path: Path, given
     async def tokens() -> list[str]:
         seen = []
         async for omen in rite.astream({}, mode={"tokens"}, invocation_id="s"):
+            assert isinstance(omen, TokenEmitted)
             seen.append(omen.payload)
         return seen
 

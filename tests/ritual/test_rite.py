@@ -206,8 +206,8 @@ async def test_tokens_arrive_while_the_sigil_still_runs() -> None:
         await release.wait()
         return {"said": True}
 
-    rite = Ritual().add_sigil("talk", talker).set_entry_point("talk").add_edge("talk", END)
-    rite = rite.compile()
+    ritual = Ritual().add_sigil("talk", talker).set_entry_point("talk").add_edge("talk", END)
+    rite = ritual.compile()
     stream = rite.astream({}, invocation_id="tok", mode={"tokens", "updates"})
     first = await stream.__anext__()
     second = await stream.__anext__()
@@ -278,7 +278,7 @@ async def test_closing_astream_early_cancels_the_invocation() -> None:
     before = set(asyncio.all_tasks())
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        async with contextlib.aclosing(ritual.compile().astream({}, mode="tokens")) as stream:
+        async with contextlib.aclosing(ritual.compile().astream({}, mode="tokens")) as stream:  # type: ignore[type-var]
             async for omen in stream:
                 assert omen.payload == "started"  # type: ignore[attr-defined]
                 break

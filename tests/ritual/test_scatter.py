@@ -73,7 +73,7 @@ async def test_empty_list_and_failures() -> None:
 
 def test_argument_checks() -> None:
     with pytest.raises(TypeError):
-        scatter(42, "xs", into="o")  # type: ignore[arg-type]
+        scatter(42, "xs", into="o")  # type: ignore[call-overload]
     with pytest.raises(TypeError):
         scatter(lambda a: {}, "xs", into="")
     with pytest.raises(ValueError, match="max_concurrency"):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sanctum import api
+from sanctum.codex import Seal
 from sanctum.codex.memory import MemoryCodex
 from sanctum.errors import RitualInputError
 from sanctum.ritualfile import OracleOverride, load
@@ -54,7 +55,7 @@ def test_a_file_changed_after_the_load_is_recorded_as_the_version_that_ran(
     assert file.digest != api.ritual_digest(path)
 
 
-async def _history(codex: MemoryCodex) -> list[object]:
+async def _history(codex: MemoryCodex) -> list[Seal]:
     return [seal async for seal in codex.history("i")]
 
 

@@ -106,7 +106,7 @@ def test_engine_messages_never_reach_the_file_wording(
     before = _problems(path)
     # the route to a barrier, the idle barrier, an endless loop, an unreachable sigil
     assert [line.split(": ")[0] for line in before] == ["6:52", "7:31", "8:3", "9:3"]
-    real = topology.graph_problems
+    real = topology.graph_problems  # type: ignore[attr-defined]
 
     def garbled(*args: object, **kwargs: bool) -> list[GraphProblem]:
         found = real(*args, **kwargs)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ def _delta(step: int, sigil: str, *messages: dict[str, Any]) -> dict[str, Any]:
     return {"superstep": step, "sigil": sigil, "delta": {"messages": list(messages)}}
 
 
-def _ask(*calls: dict[str, Any]) -> dict[str, Any]:
+def _ask(*calls: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": "", "spell_calls": list(calls)}
 
 

@@ -43,7 +43,7 @@ def test_sigil_began_again_during_retries_keeps_one_entry() -> None:
 
 def test_token_payloads_are_copied_as_json_data() -> None:
     chronicle = Chronicle()
-    payload = {"delta": ["a"], "obj": object}
+    payload: dict[str, Any] = {"delta": ["a"], "obj": object}
     chronicle.record(TokenEmitted(payload=payload, sigil="s", superstep=1))
     payload["delta"].append("b")
     assert chronicle.tokens[0]["payload"] == {"delta": ["a"], "obj": str(object)}
@@ -61,11 +61,11 @@ def test_a_sigil_diverted_by_on_error_is_marked_failed() -> None:
 def test_deltas_are_snapshots_taken_when_they_arrive() -> None:
     chronicle = Chronicle()
     flat = {"n": 1, "s": "x", "f": 0.5, "b": True, "none": None}
-    odd = {"items": [1], "nan": float("nan"), 3: "int key"}
+    odd: dict[Any, Any] = {"items": [1], "nan": float("nan"), 3: "int key"}
     chronicle.record(SigilCompleted(invocation_id="i", superstep=1, sigil="a", delta=flat))
     chronicle.record(SigilCompleted(invocation_id="i", superstep=1, sigil="b", delta=odd))
     flat["n"] = 2
-    odd["items"].append(2)  # type: ignore[attr-defined]
+    odd["items"].append(2)
     assert _view(chronicle)["deltas"][0]["delta"] == {
         "n": 1,
         "s": "x",

@@ -6,13 +6,14 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sanctum.wards import AuditWard
 
 
-def _lines(path: Path) -> list[dict[str, object]]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
