@@ -15,13 +15,17 @@ import inspect
 import json
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 from sanctum.errors import SpellExecutionError
+from sanctum.ritual.mandate import Mandate, current_mandate
 
-__all__ = ["Spell", "infer_parameters", "spell"]
+__all__ = ["ACCESS_LEVELS", "Spell", "infer_parameters", "injected_parameters", "spell"]
+
+ACCESS_LEVELS = ("read", "propose", "write")
+"""What a Spell may do: read records, propose a draft, or write (unlabeled: write)."""
 
 _SCALARS: dict[Any, str] = {
     str: "string",
@@ -41,11 +45,24 @@ class Spell:
     arguments of ``fn``, which may be sync or async. Instances stay callable —
     invoking the Spell directly calls ``fn`` unchanged.
 
+    A parameter of ``fn`` annotated :class:`~sanctum.ritual.mandate.Mandate` is not
+    the model's to fill: it is left out of the inferred schema and receives the run's
+    Mandate when the Spell is cast.
+
     Attributes:
         name: The name Oracles use to request the Spell.
         description: One line telling the model what the Spell does.
         parameters: JSON Schema (``{"type": "object", "properties", "required"}``).
         fn: The callable cast with the arguments as keyword arguments.
+        access: ``"read"``, ``"propose"`` or ``"write"``; None (unlabeled) counts as
+            ``"write"``, the conservative choice (see :attr:`level`).
+        roles: The roles allowed to use the Spell (a Mandate needs one of them); None
+            means anyone.
+        repeatable: A poller: calling it again with the same arguments is normal work,
+            so the loop guard never counts its identical results.
+
+    Raises:
+        ValueError: If ``access`` is not an access level or ``roles`` is a bare string.
     """
 
     name: str
@@ -54,6 +71,34 @@ class Spell:
         default_factory=lambda: {"type": "object", "properties": {}, "required": []}
     )
     fn: Callable[..., Any] = field(default=lambda: None, repr=False)
+    access: str | None = None
+    roles: frozenset[str] | None = None
+    repeatable: bool = False
+
+    def __post_init__(self) -> None:
+        if self.access is not None and self.access not in ACCESS_LEVELS:
+            raise ValueError(
+                f"spell {self.name!r}: access must be one of {', '.join(ACCESS_LEVELS)}, "
+                f"not {self.access!r}"
+            )
+        if isinstance(self.roles, str):
+            raise ValueError(
+                f"spell {self.name!r}: roles must be a list of role names, not the string "
+                f"{self.roles!r}"
+            )
+        if self.roles is not None:
+            self.roles = frozenset(self.roles)
+
+    @property
+    def level(self) -> str:
+        """The access level the Spell counts as (``"write"`` when unlabeled)."""
+        return self.access or "write"
+
+    def allows(self, mandate: Mandate | None) -> bool:
+        """Whether ``mandate`` may see and cast this Spell (no Mandate holds no role)."""
+        if self.roles is None:
+            return True
+        return mandate is not None and mandate.holds(self.roles)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call ``fn`` directly, unchanged (no schema checks, no error wrapping)."""
@@ -89,10 +134,21 @@ class Spell:
             Whatever ``fn`` returns (awaited when it is awaitable).
 
         Raises:
-            SpellExecutionError: If the underlying callable raises; the original
-                exception is chained as ``__cause__``.
+            SpellExecutionError: If the underlying callable raises (the original
+                exception is chained as ``__cause__``), or the Spell takes a Mandate
+                and the run was given none.
         """
         kwargs = _with_enum_members(self.fn, dict(arguments or {}))
+        injected = injected_parameters(self.fn)
+        if injected:
+            mandate = current_mandate()
+            if mandate is None:
+                raise SpellExecutionError(
+                    f"spell {self.name!r} needs to know who it acts for and the run has no "
+                    "Mandate; pass mandate=Mandate(...) to ainvoke/resume (CLI: --as NAME)",
+                    spell=self.name,
+                )
+            kwargs.update(dict.fromkeys(injected, mandate))
         try:
             result = self.fn(**kwargs)
             if inspect.isawaitable(result):
@@ -143,6 +199,53 @@ def _with_enum_members(fn: Callable[..., Any], kwargs: dict[str, Any]) -> dict[s
             except ValueError:
                 pass  # left as sent: the function reports it
     return kwargs
+
+
+def _is_mandate(hint: Any) -> bool:
+    if hint is Mandate or hint == "Mandate":
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _is_mandate(typing.get_args(hint)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(hint) if a is not type(None)]
+        return len(members) == 1 and _is_mandate(members[0])
+    return False
+
+
+@functools.lru_cache(maxsize=512)
+def _mandate_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return ()
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:
+        hints = {}
+    return tuple(
+        name
+        for name, parameter in signature.parameters.items()
+        if _is_mandate(hints.get(name, parameter.annotation))
+    )
+
+
+def injected_parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The parameters of ``fn`` the host fills in (annotated ``Mandate``), in order.
+
+    They are left out of the inferred schema; a model-supplied argument with one of
+    these names is refused by the summon loop.
+
+    Args:
+        fn: A Spell's callable.
+
+    Returns:
+        The parameter names (empty when there are none).
+    """
+    try:
+        return _mandate_parameters(fn)
+    except TypeError:  # an unhashable callable
+        return ()
 
 
 # --------------------------------------------------------------------------- inference
@@ -252,7 +355,8 @@ def infer_parameters(fn: Callable[..., Any]) -> dict[str, Any]:
     ``list[str]`` gives typed items, ``Literal``/``Enum`` give ``enum``,
     ``Annotated[T, "text"]`` a description); parameters with defaults are optional
     and carry their default when it is JSON-serialisable; ``*args``/``**kwargs`` are
-    skipped. Argument descriptions come from a Google-style ``Args:`` docstring
+    skipped, and so are parameters annotated ``Mandate`` (the host fills them).
+    Argument descriptions come from a Google-style ``Args:`` docstring
     section when there is one.
 
     Args:
@@ -275,6 +379,8 @@ def infer_parameters(fn: Callable[..., Any]) -> dict[str, Any]:
     for name, parameter in signature.parameters.items():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             continue
+        if _is_mandate(hints.get(name, parameter.annotation)):
+            continue  # the host's to fill, never the model's
         schema = _type_schema(hints.get(name, parameter.annotation))
         if name in notes and notes[name] and "description" not in schema:
             schema["description"] = notes[name]
@@ -301,13 +407,27 @@ def _first_line(fn: Callable[..., Any]) -> str:
 
 @overload
 def spell(
-    fn: Callable[..., Any], /, *, name: str | None = None, description: str | None = None
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    access: str | None = None,
+    roles: Iterable[str] | None = None,
+    repeatable: bool = False,
 ) -> Spell: ...
 
 
 @overload
 def spell(
-    fn: None = None, /, *, name: str | None = None, description: str | None = None
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    access: str | None = None,
+    roles: Iterable[str] | None = None,
+    repeatable: bool = False,
 ) -> Callable[[Callable[..., Any]], Spell]: ...
 
 
@@ -317,6 +437,9 @@ def spell(
     *,
     name: str | None = None,
     description: str | None = None,
+    access: str | None = None,
+    roles: Iterable[str] | None = None,
+    repeatable: bool = False,
 ) -> Spell | Callable[[Callable[..., Any]], Spell]:
     """Inscribe a Python function as a Spell (a tool).
 
@@ -339,14 +462,20 @@ def spell(
         fn: The function (when used bare).
         name: The name exposed to Oracles.
         description: What the Spell does, for the model.
+        access: ``"read"``, ``"propose"`` or ``"write"`` (None: unlabeled, counts as
+            write).
+        roles: Roles allowed to use the Spell (None: anyone).
+        repeatable: Marks a poller the loop guard should not count repeats of.
 
     Returns:
         A :class:`Spell`, or a decorator producing one.
 
     Raises:
         TypeError: If the decorated object is not callable.
-        ValueError: If the resulting name is empty.
+        ValueError: If the resulting name is empty, or ``access`` or ``roles`` is
+            invalid.
     """
+    allowed = None if roles is None else _role_set(roles)
 
     def inscribe(target: Callable[..., Any]) -> Spell:
         if isinstance(target, Spell):
@@ -355,6 +484,9 @@ def spell(
                 description=target.description if description is None else description,
                 parameters=copy.deepcopy(target.parameters),
                 fn=target.fn,
+                access=target.access if access is None else access,
+                roles=target.roles if roles is None else allowed,
+                repeatable=target.repeatable or repeatable,
             )
         if not callable(target):
             raise TypeError(f"@spell needs a function, got {type(target).__name__}")
@@ -366,8 +498,17 @@ def spell(
             description=_first_line(target) if description is None else description,
             parameters=infer_parameters(target),
             fn=target,
+            access=access,
+            roles=allowed,
+            repeatable=repeatable,
         )
 
     if fn is not None:
         return inscribe(fn)
     return inscribe
+
+
+def _role_set(roles: Iterable[str]) -> frozenset[str]:
+    if isinstance(roles, str):
+        raise ValueError(f"roles must be a list of role names, not the string {roles!r}")
+    return frozenset(roles)

@@ -19,7 +19,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from sanctum.errors import SpellExecutionError, SpellManifestError
-from sanctum.grimoire.spell import Spell, spell
+from sanctum.grimoire.spell import ACCESS_LEVELS, Spell, spell
+from sanctum.ritual.mandate import Mandate
 
 _inscribe = spell  # ``register``'s parameter is named ``spell``, as the specification has it
 
@@ -111,6 +112,42 @@ class Tome:
             spell=str(name),
         ) from None
 
+    def visible_to(self, mandate: Mandate | None) -> Tome:
+        """The Spells ``mandate`` may use, as a new Tome in the same order.
+
+        A Spell with ``roles`` is visible only to a Mandate holding one of them (no
+        Mandate holds none); a Spell without is visible to everyone.
+
+        Args:
+            mandate: Who the run acts for (None: nobody in particular).
+
+        Returns:
+            A filtered Tome (this one when every Spell is visible).
+        """
+        shown = [s for s in self._spells.values() if s.allows(mandate)]
+        return self if len(shown) == len(self._spells) else Tome(shown)
+
+    def only(self, names: Iterable[str]) -> Tome:
+        """A Tome of just the named Spells (an agent's allowlist), in this Tome's order.
+
+        Args:
+            names: Spell names, each inscribed here.
+
+        Returns:
+            A new Tome.
+
+        Raises:
+            ValueError: If a name is not inscribed in this Tome.
+        """
+        wanted = list(names)
+        missing = [n for n in wanted if n not in self._spells]
+        if missing:
+            raise ValueError(
+                f"no spell named {missing[0]!r} in this Tome (available: "
+                f"{', '.join(self._spells) or 'none'})"
+            )
+        return Tome(s for s in self._spells.values() if s.name in wanted)
+
     def schemas(self) -> list[dict[str, Any]]:
         """The JSON schemas of every Spell, in registration order.
 
@@ -154,6 +191,26 @@ class Tome:
             names[name] = manifest
         return names
 
+    @staticmethod
+    def manifest_labels(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+        """Read each spell's access label and roles from its manifest, importing nothing.
+
+        Args:
+            path: The root folder.
+
+        Returns:
+            ``{spell name: {"access": str | None, "roles": list[str] | None}}``.
+
+        Raises:
+            ValueError: A :class:`SpellManifestError`, as :meth:`manifest_names`, also
+                when ``access``, ``roles`` or ``repeatable`` has the wrong shape.
+        """
+        labels: dict[str, dict[str, Any]] = {}
+        for name, manifest in Tome.manifest_names(path).items():
+            access, roles, _ = _labels(manifest, _read_manifest(manifest))
+            labels[name] = {"access": access, "roles": None if roles is None else sorted(roles)}
+        return labels
+
     @classmethod
     def load_from_directory(cls, path: str | os.PathLike[str]) -> Tome:
         """Load Spells from an AgentGrimoire-style directory tree.
@@ -171,8 +228,10 @@ class Tome:
         ``"<file>.py:<function>"`` relative to the Spell's folder; a plain function or
         an ``@spell``-decorated Spell), ``description`` (optional, falls back to the
         entrypoint's docstring first line) and ``parameters`` (optional JSON Schema,
-        falls back to the schema inferred from type hints). Folders are read in sorted
-        order, at most four levels deep; symlinked folders are not followed. The
+        falls back to the schema inferred from type hints), ``access`` (optional,
+        ``"read"``, ``"propose"`` or ``"write"``; unlabeled counts as write), ``roles``
+        (optional list of role names) and ``repeatable`` (optional boolean). Folders
+        are read in sorted order, at most four levels deep; symlinked folders are not followed. The
         entrypoint must stay inside its Spell's folder: ``..``, absolute paths and
         symlinks pointing out are refused. Loading imports (runs) the entrypoint
         files, so only load folders you trust.
@@ -366,10 +425,34 @@ def _load_manifest(manifest: Path) -> Spell:
     target = _import_entrypoint(manifest, file, function)
     if not isinstance(target, Spell) and not callable(target):
         raise _fail(manifest, f"entrypoint {function!r} is not callable")
+    access, roles, repeatable = _labels(manifest, content)
     base = target if isinstance(target, Spell) else spell(target, name=content["name"])
     return Spell(
         name=content["name"].strip(),
         description=base.description if description is None else description,
         parameters=base.parameters if parameters is None else parameters,
         fn=base.fn,
+        access=base.access if access is None else access,
+        roles=base.roles if roles is None else roles,
+        repeatable=base.repeatable or repeatable,
     )
+
+
+def _labels(
+    manifest: Path, content: dict[str, Any]
+) -> tuple[str | None, frozenset[str] | None, bool]:
+    """The manifest's ``access``, ``roles`` and ``repeatable``, checked."""
+    access = content.get("access")
+    if access is not None and access not in ACCESS_LEVELS:
+        raise _fail(
+            manifest, f"field 'access' must be one of {', '.join(ACCESS_LEVELS)}, not {access!r}"
+        )
+    roles = content.get("roles")
+    if roles is not None and (
+        not isinstance(roles, list) or not all(isinstance(r, str) and r for r in roles)
+    ):
+        raise _fail(manifest, "field 'roles' must be a list of role names (strings)")
+    repeatable = content.get("repeatable", False)
+    if not isinstance(repeatable, bool):
+        raise _fail(manifest, "field 'repeatable' must be true or false")
+    return access, None if roles is None else frozenset(roles), repeatable

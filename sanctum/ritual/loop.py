@@ -426,6 +426,9 @@ class _Invocation:
             pause.reasons = {pause.sigil: pause.reason}
         pause.invocation_id = self.inv
         pause.seal_id = None
+        keep = getattr(pause, "keep", None)  # a KeepingInterrupt's work to keep
+        if keep:
+            aether = merge_deltas(aether, [(pause.sigil or "", keep)], self.setup.graph.schema)
         if self.sealer is not None:
             seal = await self.sealer.write(
                 self.state,

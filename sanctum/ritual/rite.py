@@ -22,6 +22,7 @@ from sanctum.omens.modes import resolve_modes
 from sanctum.ritual.emitter import omen_hook_of
 from sanctum.ritual.graph import Graph
 from sanctum.ritual.loop import Setup, perform_invocation
+from sanctum.ritual.mandate import PRINCIPAL_KEY, Mandate, using_mandate
 from sanctum.ritual.runner import AfterHook, BeforeHook
 from sanctum.wards.base import Ward, observes_omens
 from sanctum.wards.secrets import Secrets, Veil
@@ -230,6 +231,7 @@ class Rite:
         seal_id: str | None = None,
         updates: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        mandate: Mandate | None = None,
     ) -> dict[str, Any]:
         """Perform the invocation, fresh or resumed from a Seal.
 
@@ -251,6 +253,10 @@ class Rite:
             seal_id: Historic Seal to time-travel from (implies resumption).
             updates: Delta injected into the restored Aether on resumption.
             metadata: JSON-serialisable keys stored in every Seal this call writes.
+            mandate: Who this call acts for (a run context, see
+                :mod:`sanctum.ritual.mandate`): current for every Sigil and Spell of
+                the run, never stored; only its principal goes into Seal metadata
+                (``mandate_principal``). A resume takes its own (the resumer's).
 
         Returns:
             The final Aether (a dict).
@@ -270,14 +276,15 @@ class Rite:
                 END, or is missing from its path_map.
         """
         try:
-            return await perform_invocation(
-                self._setup,
-                input,
-                invocation_id=invocation_id,
-                seal_id=seal_id,
-                updates=updates,
-                metadata=metadata,
-            )
+            with using_mandate(mandate):
+                return await perform_invocation(
+                    self._setup,
+                    input,
+                    invocation_id=invocation_id,
+                    seal_id=seal_id,
+                    updates=updates,
+                    metadata=_signed(metadata, mandate),
+                )
         except Exception as error:
             self._veil_error(error)
             raise
@@ -307,6 +314,7 @@ class Rite:
         seal_id: str | None = None,
         updates: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
+        mandate: Mandate | None = None,
     ) -> dict[str, Any]:
         """Perform the invocation synchronously (same semantics as :meth:`ainvoke`).
 
@@ -333,6 +341,7 @@ class Rite:
                 seal_id=seal_id,
                 updates=updates,
                 metadata=metadata,
+                mandate=mandate,
             )
         )
 
@@ -345,6 +354,7 @@ class Rite:
         updates: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         mode: str | Iterable[str] = "updates",
+        mandate: Mandate | None = None,
     ) -> AsyncIterator[Omen]:
         """Perform the invocation, streaming Omens as it unfolds.
 
@@ -373,7 +383,8 @@ class Rite:
             invocation_id=invocation_id,
             seal_id=seal_id,
             updates=updates,
-            metadata=metadata,
+            metadata=_signed(metadata, mandate),
+            mandate=mandate,
         )
 
     async def _stream(
@@ -385,6 +396,7 @@ class Rite:
         seal_id: str | None,
         updates: Mapping[str, Any] | None,
         metadata: Mapping[str, Any] | None,
+        mandate: Mandate | None = None,
     ) -> AsyncIterator[Omen]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         put = queue.put_nowait
@@ -393,17 +405,18 @@ class Rite:
             if type(omen) in classes:
                 put(omen)
 
-        task = asyncio.get_running_loop().create_task(
-            perform_invocation(
-                self._setup,
-                input,
-                invocation_id=invocation_id,
-                seal_id=seal_id,
-                updates=updates,
-                metadata=metadata,
-                sink=sink,
+        with using_mandate(mandate):  # the task copies the context as it is now
+            task = asyncio.get_running_loop().create_task(
+                perform_invocation(
+                    self._setup,
+                    input,
+                    invocation_id=invocation_id,
+                    seal_id=seal_id,
+                    updates=updates,
+                    metadata=metadata,
+                    sink=sink,
+                )
             )
-        )
         task.add_done_callback(lambda _t: put(_DONE))
         try:
             while True:
@@ -421,3 +434,12 @@ class Rite:
                 await asyncio.gather(task, return_exceptions=True)
             elif not task.cancelled():
                 task.exception()  # mark retrieved
+
+
+def _signed(
+    metadata: Mapping[str, Any] | None, mandate: Mandate | None
+) -> Mapping[str, Any] | None:
+    """Seal metadata plus the principal the call acts for (never the rest of the Mandate)."""
+    if mandate is None:
+        return metadata
+    return {**(metadata or {}), PRINCIPAL_KEY: mandate.principal}
