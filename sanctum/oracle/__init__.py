@@ -7,9 +7,10 @@ their modules.
 ``is_tool_rejection`` and ``is_model_output_failure`` (which classify an
 OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 ``PromptedSpellCalling`` (prompted tool calling, :mod:`sanctum.oracle.robust`) is also
-available here, as in the original engine, and so is ``ConstrainedSpellCalling``
-(output held to a JSON Schema, :mod:`sanctum.oracle.constrained`); both are imported
-on first use (PEP 562).
+available here, as in the original engine, and so are ``ConstrainedSpellCalling``
+(output held to a JSON Schema, :mod:`sanctum.oracle.constrained`), ``FallbackOracle``
+(a chain of Oracles, :mod:`sanctum.oracle.fallback`) and ``classify_oracle_fault``
+(:mod:`sanctum.oracle.classify`); all are imported on first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -27,12 +28,15 @@ from sanctum.errors import (
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
 
 if typing.TYPE_CHECKING:
+    from sanctum.oracle.classify import classify_oracle_fault
     from sanctum.oracle.constrained import ConstrainedSpellCalling
+    from sanctum.oracle.fallback import FallbackOracle
     from sanctum.oracle.robust import PromptedSpellCalling
 from sanctum.oracle.scripted import ScriptedOracle
 
 __all__ = [
     "ConstrainedSpellCalling",
+    "FallbackOracle",
     "Message",
     "Oracle",
     "OracleConnectionError",
@@ -45,12 +49,15 @@ __all__ = [
     "ScriptedOracle",
     "SpellCall",
     "StreamingOracle",
+    "classify_oracle_fault",
 ]
 
 
 _LAZY = {
     "ConstrainedSpellCalling": "sanctum.oracle.constrained",
+    "FallbackOracle": "sanctum.oracle.fallback",
     "PromptedSpellCalling": "sanctum.oracle.robust",
+    "classify_oracle_fault": "sanctum.oracle.classify",
 }
 
 

@@ -1,0 +1,256 @@
+"""A chain of voices: when one Oracle fails, the next answers the same question.
+
+:class:`FallbackOracle` wraps a primary Oracle and its fallbacks. Each consultation
+starts at the primary (unless it is benched) and goes down the chain on a failure
+whose class allows it (:func:`sanctum.oracle.classify.classify_oracle_fault`): the
+next Oracle gets the same messages and the same spell schemas, so the transcript and
+the spell-calling mode are unchanged. Failures that a fallback would only hide (a 400
+on a local server, a context overflow, tools refused, a bug) are raised at once.
+
+The choice is recorded in the answer itself: when a fallback answered, the
+response's ``usage`` holds ``{"fallback": {"oracle": <arcana>, "failed": [{"oracle",
+"reason", "status"}, ...]}}``. The summon loop turns that into an ``OracleFellBack``
+Omen and an ``oracle`` key on the assistant message; a cassette records it with the
+answer, so a replay takes the same path, and a resumed run reads it from its Seals.
+
+Benching is counted in consultations, never seconds: an Oracle that failed for a
+reason that will not heal by itself (nobody listens, the model is missing, out of
+memory, refused credentials) is skipped for the next ``bench_for`` consultations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sanctum.errors import OracleError
+from sanctum.oracle.base import Message, Oracle, OracleResponse, StreamingOracle
+from sanctum.oracle.classify import OracleFault, classify_oracle_fault
+
+__all__ = ["DEFAULT_BENCH_FOR", "FallbackOracle", "OracleChainExhausted"]
+
+DEFAULT_BENCH_FOR = 5
+"""Consultations a benched Oracle (dead server, missing model) is skipped for."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    oracle: str
+    fault: OracleFault
+    error: BaseException
+
+    def record(self) -> dict[str, Any]:
+        return {"oracle": self.oracle, "reason": self.fault.reason, "status": self.fault.status}
+
+
+class OracleChainExhausted(OracleError):
+    """Every Oracle of a fallback chain failed for one consultation.
+
+    ``attempts`` lists each try as ``{"oracle", "reason", "status", "endpoint",
+    "fix"}`` dicts, in the order they were made; the message names each one.
+    """
+
+    def __init__(self, message: str, *, attempts: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(message, endpoint=None)
+        self.attempts: tuple[dict[str, Any], ...] = tuple(attempts)
+
+
+class FallbackOracle(StreamingOracle):
+    """Several voices in order of preference; the first one that can answer does.
+
+    Oracle — an LLM adapter — that delegates to ``primary`` and, on a failure whose
+    class allows it, to each of ``fallbacks`` in turn. A ``retry`` verdict (timeout,
+    5xx, 429, a model-output failure) gives the same Oracle one more try first.
+    Streaming falls back only before the first chunk was yielded: after that a failure
+    is raised, because falling back would repeat text the caller already has.
+
+    Args:
+        primary: The Oracle consulted first.
+        *fallbacks: The Oracles tried next, in order.
+        bench_for: Consultations an Oracle is skipped for after a failure that will not
+            heal by itself (``connection``, ``model_not_found``, ``out_of_memory``,
+            ``auth``); ``0`` never benches.
+        names: A display name per Oracle (primary first), e.g. the ritual file's oracle
+            names; their ``arcana`` by default.
+
+    Raises:
+        ValueError: With no fallback, a negative ``bench_for``, or ``names`` of the
+            wrong length.
+    """
+
+    def __init__(
+        self,
+        primary: Oracle,
+        *fallbacks: Oracle,
+        bench_for: int = DEFAULT_BENCH_FOR,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        if not fallbacks:
+            raise ValueError("FallbackOracle needs at least one fallback after the primary")
+        if isinstance(bench_for, bool) or not isinstance(bench_for, int) or bench_for < 0:
+            raise ValueError(f"bench_for must be an int >= 0 (consultations), not {bench_for!r}")
+        self.oracles: tuple[Oracle, ...] = (primary, *fallbacks)
+        if names is not None and len(names) != len(self.oracles):
+            raise ValueError(
+                f"names has {len(names)} entries for {len(self.oracles)} oracles; give one "
+                "name per oracle, primary first"
+            )
+        self.names: tuple[str, ...] = tuple(names or (o.arcana for o in self.oracles))
+        self.bench_for = bench_for
+        self.arcana = primary.arcana
+        self.consultations = 0
+        """Consultations made so far (the clock benching is counted on)."""
+        self.benched: dict[int, int] = {}
+        """Index of a benched Oracle → the last consultation it is skipped for."""
+
+    def __repr__(self) -> str:
+        return f"FallbackOracle({', '.join(self.names)}, bench_for={self.bench_for})"
+
+    @property
+    def constrains_output(self) -> bool:  # type: ignore[override]
+        """Whether the primary can hold its output to a JSON Schema."""
+        return self.oracles[0].constrains_output
+
+    def _order(self) -> list[int]:
+        """The chain for this consultation: benched Oracles last, never dropped."""
+        self.consultations += 1
+        now = self.consultations
+        awake = [i for i in range(len(self.oracles)) if self.benched.get(i, 0) < now]
+        asleep = [i for i in range(len(self.oracles)) if i not in awake]
+        return awake + asleep
+
+    def _judge(self, index: int, exc: BaseException, tried: int) -> _Attempt | None:
+        """The attempt to record, or None to retry the same Oracle; raises when fatal."""
+        fault = classify_oracle_fault(exc)
+        if not fault.fall_back:
+            raise exc
+        if tried <= fault.retry_same:
+            return None
+        if fault.bench and self.bench_for:
+            self.benched[index] = self.consultations + self.bench_for
+        return _Attempt(self.names[index], fault, exc)
+
+    def _exhausted(self, attempts: list[_Attempt]) -> OracleChainExhausted:
+        lines = []
+        records = []
+        for attempt in attempts:
+            endpoint = getattr(attempt.error, "endpoint", None) or "?"
+            lines.append(f"  - {attempt.oracle} at {endpoint}: {attempt.fault.describe()}")
+            records.append({**attempt.record(), "endpoint": endpoint, "fix": attempt.fault.fix})
+        return OracleChainExhausted(
+            f"every oracle of the fallback chain failed ({len(attempts)} attempts):\n"
+            + "\n".join(lines),
+            attempts=records,
+        )
+
+    def _answered(
+        self, response: OracleResponse, index: int, attempts: list[_Attempt]
+    ) -> OracleResponse:
+        if index != 0 or attempts:
+            usage = dict(response.usage)
+            usage["fallback"] = {
+                "oracle": self.names[index],
+                "failed": [attempt.record() for attempt in attempts],
+            }
+            response = OracleResponse(response.text, list(response.spell_calls), usage)
+        return response
+
+    async def generate(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> OracleResponse:
+        """Answer with the first Oracle of the chain that can.
+
+        Returns:
+            The answer; when a fallback gave it, ``usage["fallback"]`` says who
+            answered and who failed why.
+
+        Raises:
+            OracleError: A failure no fallback should hide (see the module), raised
+                as the Oracle raised it.
+            OracleChainExhausted: Every Oracle failed; ``attempts`` lists them.
+        """
+        return await self._first(lambda oracle: oracle.generate(messages, spells))
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Answer held to ``schema`` by the first Oracle of the chain that can.
+
+        Raises:
+            OracleError: As :meth:`generate`; a backend that cannot constrain its output
+                refuses with a ``fail`` verdict, which is raised.
+        """
+        return await self._first(lambda oracle: oracle.generate_constrained(messages, schema))
+
+    async def _first(self, ask: Callable[[Oracle], Awaitable[OracleResponse]]) -> OracleResponse:
+        attempts: list[_Attempt] = []
+        for index in self._order():
+            tried = 0
+            while True:
+                tried += 1
+                try:
+                    response = await ask(self.oracles[index])
+                except Exception as exc:
+                    attempt = self._judge(index, exc, tried)
+                    if attempt is None:
+                        continue
+                    attempts.append(attempt)
+                    break
+                return self._answered(response, index, attempts)
+        raise self._exhausted(attempts)
+
+    async def stream_response(
+        self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+    ) -> AsyncIterator[str | OracleResponse]:
+        """Stream the first answer that starts; fall back only before its first chunk.
+
+        Raises:
+            OracleError: A failure after text was streamed, or one no fallback
+                should hide.
+            OracleChainExhausted: Every Oracle failed before its first chunk.
+        """
+        attempts: list[_Attempt] = []
+        for index in self._order():
+            tried = 0
+            while True:
+                tried += 1
+                started = False
+                try:
+                    async for item in _responses(self.oracles[index], messages, spells):
+                        if isinstance(item, OracleResponse):
+                            yield self._answered(item, index, attempts)
+                            return
+                        started = True
+                        yield item
+                    return
+                except Exception as exc:
+                    if started:
+                        raise
+                    attempt = self._judge(index, exc, tried)
+                    if attempt is None:
+                        continue
+                    attempts.append(attempt)
+                    break
+        raise self._exhausted(attempts)
+
+    async def aclose(self) -> None:
+        """Close every Oracle of the chain."""
+        for oracle in self.oracles:
+            await oracle.aclose()
+
+
+async def _responses(
+    oracle: Oracle, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None
+) -> AsyncIterator[str | OracleResponse]:
+    """Text chunks, then one OracleResponse, from any Oracle."""
+    stream_response = getattr(oracle, "stream_response", None)
+    if stream_response is not None:
+        async for item in stream_response(messages, spells):
+            yield item
+        return
+    parts: list[str] = []
+    async for chunk in oracle.stream_generate(messages, spells):
+        parts.append(chunk)
+        yield chunk
+    yield OracleResponse(text="".join(parts))
