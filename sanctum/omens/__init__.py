@@ -16,8 +16,10 @@ import typing
 from sanctum.errors import StreamModeError
 from sanctum.omens.events import (
     CircleEchoed,
+    CompactionStalled,
     DeltaRejected,
     Omen,
+    OracleFellBack,
     RiteBegan,
     RiteManifested,
     SealWritten,
@@ -29,6 +31,7 @@ from sanctum.omens.events import (
     SuperstepBegan,
     SuperstepCompleted,
     TokenEmitted,
+    TranscriptCompacted,
     Writer,
 )
 from sanctum.omens.modes import STREAM_MODES, resolve_modes
@@ -39,8 +42,10 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "STREAM_MODES",
     "CircleEchoed",
+    "CompactionStalled",
     "DeltaRejected",
     "Omen",
+    "OracleFellBack",
     "RiteBegan",
     "RiteManifested",
     "SealWritten",
@@ -54,6 +59,7 @@ __all__ = [
     "SuperstepCompleted",
     "TokenEmitted",
     "TraceRecorder",
+    "TranscriptCompacted",
     "Writer",
     "render_trace",
     "resolve_modes",

@@ -36,8 +36,10 @@ __all__ = [
     "STREAM_MODES",
     "WRITTEN",
     "CircleEchoed",
+    "CompactionStalled",
     "DeltaRejected",
     "Omen",
+    "OracleFellBack",
     "RiteBegan",
     "RiteManifested",
     "SealWritten",
@@ -49,6 +51,7 @@ __all__ = [
     "SuperstepBegan",
     "SuperstepCompleted",
     "TokenEmitted",
+    "TranscriptCompacted",
     "Writer",
     "Written",
     "resolve_modes",
@@ -307,6 +310,67 @@ class CircleEchoed(Omen):
 
     circle: str
     omen: Omen
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OracleFellBack(Omen):
+    """An Oracle failed and the next one of its fallback chain answered instead.
+
+    Emitted by the summon loop once per failed Oracle of a consultation:
+    ``from_oracle`` failed for ``reason`` (a ``classify_oracle_fault`` reason such as
+    ``"connection"``; ``status`` its HTTP status when there was one) and ``to_oracle``
+    answered the same request.
+    """
+
+    mode: ClassVar[str] = "omens"
+
+    from_oracle: str
+    to_oracle: str
+    reason: str
+    status: int | None = None
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TranscriptCompacted(Omen):
+    """Older turns were replaced by a summary in the view sent to the Oracle.
+
+    The stored transcript is untouched. ``covered`` is how many stored messages the
+    summary now stands for (from the first after the head), ``saved_tokens`` the
+    estimated prompt tokens saved, ``summarizer`` the Oracle's arcana or
+    ``"mechanical"``, ``forced`` whether a server-reported overflow caused it.
+    """
+
+    mode: ClassVar[str] = "omens"
+
+    covered: int
+    saved_tokens: int
+    summarizer: str
+    forced: bool = False
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CompactionStalled(Omen):
+    """Compaction stopped for this run: it saved too little, or its summariser fails.
+
+    ``reason`` says which; the transcript is sent whole from then on (an overflow
+    still forces one compaction).
+    """
+
+    mode: ClassVar[str] = "omens"
+
+    reason: str
     invocation_id: str = ""
     superstep: int = 0
     sigil: str = ""
