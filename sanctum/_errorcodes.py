@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     JOIN_FALLBACK = "join-fallback"  # a join="all" Sigil is an on_error fallback
     INVALID_RITUAL = "invalid-ritual"  # any other refusal (a builder call, compile arguments)
     RECURSION_LIMIT = "recursion-limit"  # a call ran out of supersteps
+    LEASE_LOST = "lease-lost"  # another queue worker took the Invocation over
 
 
 @dataclass(frozen=True, slots=True)

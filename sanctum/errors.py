@@ -67,6 +67,7 @@ __all__ = [
     "FileProblem",
     "GraphProblem",
     "Interrupt",
+    "LeaseLost",
     "OracleConnectionError",
     "OracleError",
     "OracleOutputError",
@@ -598,3 +599,6 @@ class Interrupt(Exception):
         self.reasons: dict[str, str] = {sigil: reason} if sigil is not None else {}
         self.gathered = False
         """Whether the scheduler already collected the pauses of the same superstep."""
+
+
+from sanctum._queue_errors import LeaseLost  # noqa: E402  (defined apart, for length)

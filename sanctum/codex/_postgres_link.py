@@ -79,7 +79,14 @@ def _migrations(s: str) -> list[tuple[str, list[str]]]:
                 "latest_seq bigint NOT NULL, latest_seal_id text NOT NULL, seals bigint NOT NULL)",
                 f"CREATE INDEX sanctum_invocations_recent ON {s}.sanctum_invocations(latest_seq)",
             ],
-        )
+        ),
+        (
+            "m002_leases",  # the epoch a queue worker's Seal writes are fenced with
+            [
+                f"CREATE TABLE {s}.sanctum_leases (invocation_id text PRIMARY KEY, "
+                "epoch bigint NOT NULL, holder text NOT NULL, since double precision NOT NULL)",
+            ],
+        ),
     ]
 
 

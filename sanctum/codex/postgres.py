@@ -14,6 +14,13 @@ recorded migrations serialised by an advisory lock.
 append, so two machines resuming one Invocation can never both append after the same
 Seal.
 
+Queue workers (``sanctum.queue``) also *fence* their writes: :meth:`PostgresCodex.lease`
+bumps the Invocation's lease epoch (table ``sanctum_leases``) and remembers it, and from
+then on every Seal this object writes for that Invocation re-reads the epoch ``FOR
+UPDATE`` in the same transaction as the head check and the append, and records it in
+the Seal's metadata (key ``lease``). A worker that was frozen while another took the
+Invocation over meets :class:`~sanctum.errors.LeaseLost` and writes nothing.
+
 Dropped connections (``pg_terminate_backend``, a server restart, a broken network) are
 retried with backoff for up to ``reconnect_for`` seconds: reads are safe to repeat, and
 a Seal write is keyed by its ``seal_id`` — a retry first checks whether the lost
@@ -27,7 +34,9 @@ unless the application configures logging.
 from __future__ import annotations
 
 import builtins
-from collections.abc import AsyncIterator, Iterable
+import dataclasses
+import time
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from sanctum.codex._layout import Held, HeldCache, Step, map_body, row_digest
@@ -46,7 +55,7 @@ from sanctum.codex._stored import (
 )
 from sanctum.codex.base import InvocationSummary, LedgerCodex, Seal, concurrent_write
 from sanctum.codex.claims import LEDGER_PREFIX, ledger_id
-from sanctum.errors import SealError
+from sanctum.errors import LeaseLost, SealError
 
 __all__ = ["PostgresCodex"]
 
@@ -90,6 +99,7 @@ class PostgresCodex(PostgresLink, LedgerCodex):
             reconnect_for=reconnect_for,
         )
         self._helds = HeldCache()
+        self._leases: dict[str, tuple[int, str]] = {}
 
     def __repr__(self) -> str:
         return f"PostgresCodex({self.location!r}, schema={self.schema!r})"
@@ -270,6 +280,106 @@ class PostgresCodex(PostgresLink, LedgerCodex):
             )
         return out
 
+    # ------------------------------------------------------------------ leases
+
+    async def lease(self, invocation_id: str, holder: str) -> int:
+        """Claim the Invocation for a queue worker: bump its lease epoch and fence on it.
+
+        The epoch (1 for an Invocation never leased) is kept in ``sanctum_leases`` with
+        ``holder`` (a worker name) and the time; this object remembers it, and every Seal
+        it writes for the Invocation afterwards checks, in the write's own transaction,
+        that the epoch is still this one. The engine's claim (:meth:`claim`) then defers
+        to the lease: the queue's job lock already keeps a second live job away.
+
+        Args:
+            invocation_id: The Invocation to own.
+            holder: Who owns it (a unique worker name), recorded for listings.
+
+        Returns:
+            The new epoch.
+
+        Raises:
+            SealError: If the server cannot be used.
+        """
+        s = self._s
+
+        async def bump(conn: Any, _attempt: int) -> int:
+            cursor = await conn.execute(
+                f"INSERT INTO {s}.sanctum_leases (invocation_id, epoch, holder, since) "
+                "VALUES (%s, 1, %s, %s) ON CONFLICT (invocation_id) DO UPDATE SET "
+                f"epoch = {s}.sanctum_leases.epoch + 1, holder = EXCLUDED.holder, "
+                "since = EXCLUDED.since RETURNING epoch",
+                (invocation_id, holder, time.time()),
+            )
+            return int((await cursor.fetchone())[0])
+
+        epoch = await self._retrying(invocation_id, bump)
+        self._leases[invocation_id] = (epoch, holder)
+        return epoch
+
+    def end_lease(self, invocation_id: str) -> None:
+        """Stop fencing this object's writes for the Invocation (the row stays)."""
+        self._leases.pop(invocation_id, None)
+
+    async def lease_of(self, invocation_id: str) -> tuple[int, str, float] | None:
+        """The Invocation's lease in the Codex: ``(epoch, holder, since)`` or None.
+
+        ``since`` is epoch seconds of the latest :meth:`lease`.
+
+        Raises:
+            SealError: If the server cannot be used.
+        """
+
+        async def fetch(conn: Any, _attempt: int) -> Any:
+            cursor = await conn.execute(
+                f"SELECT epoch, holder, since FROM {self._s}.sanctum_leases "
+                "WHERE invocation_id = %s",
+                (invocation_id,),
+            )
+            return await cursor.fetchone()
+
+        row = await self._retrying(invocation_id, fetch, transaction=False)
+        return (int(row[0]), str(row[1]), float(row[2])) if row is not None else None
+
+    async def _fence(self, conn: Any, invocation_id: str, epoch: int, lock: bool) -> None:
+        """Raise LeaseLost unless the Invocation's epoch is still ``epoch``."""
+        cursor = await conn.execute(
+            f"SELECT epoch FROM {self._s}.sanctum_leases WHERE invocation_id = %s"
+            + (" FOR UPDATE" if lock else ""),
+            (invocation_id,),
+        )
+        row = await cursor.fetchone()
+        current = int(row[0]) if row is not None else None
+        if current != epoch:
+            raise LeaseLost(
+                invocation_id=invocation_id, epoch=epoch, current=current, location=self.location
+            )
+
+    async def claim(
+        self, invocation_id: str, holder: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """Claim as :meth:`LedgerCodex.claim` does, unless this object leases the
+        Invocation (:meth:`lease`): then the lease is the claim, checked here.
+
+        Raises:
+            LeaseLost: If the leased Invocation was taken over since.
+            SealError: If the server cannot be used.
+        """
+        held = self._leases.get(invocation_id)
+        if held is None:
+            return await super().claim(invocation_id, holder)
+
+        async def check(conn: Any, _attempt: int) -> None:
+            await self._fence(conn, invocation_id, held[0], False)
+
+        await self._retrying(invocation_id, check, transaction=False)
+        return None
+
+    async def release(self, invocation_id: str, holder: Mapping[str, Any]) -> None:
+        """End a claim (see :meth:`claim`); a leased Invocation keeps its lease row."""
+        if invocation_id not in self._leases:
+            await super().release(invocation_id, holder)
+
     # ------------------------------------------------------------------ writing
 
     async def _held(self, invocation_id: str, parent: str | None) -> dict[str, Held]:
@@ -345,6 +455,10 @@ class PostgresCodex(PostgresLink, LedgerCodex):
     async def _write(
         self, invocation_id: str, seal: Seal, check: bool, expected: str | None
     ) -> None:
+        lease = self._leases.get(invocation_id)
+        if lease is not None:  # fenced: the Seal records the epoch it was written under
+            stamp = {"epoch": lease[0], "holder": lease[1]}
+            seal = dataclasses.replace(seal, metadata={**seal.metadata, "lease": stamp})
         encoded = encode_seal(invocation_id, seal, await self._held(invocation_id, seal.parent))
         psycopg = self._psycopg
         s = self._s
@@ -362,6 +476,8 @@ class PostgresCodex(PostgresLink, LedgerCodex):
                 (invocation_id,),
             )
             row = await cursor.fetchone()
+            if lease is not None:
+                await self._fence(conn, invocation_id, lease[0], True)
             if attempt > 0:
                 # The connection dropped during an earlier attempt: if that attempt's
                 # commit went through, the Seal is there and writing it again would

@@ -50,7 +50,7 @@ async def test_schema_and_migrations_are_created_on_first_use() -> None:
             names = [
                 row[0] for row in conn.execute(f'SELECT name FROM "{schema}".sanctum_migrations')
             ]
-        assert names == ["m001_seals_and_values"]
+        assert names == ["m001_seals_and_values", "m002_leases"]
         await codex.put("inv", make_seal(1))
         again = PostgresCodex(url, schema=schema)
         assert len(await again.list("inv")) == 1
