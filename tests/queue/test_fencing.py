@@ -41,7 +41,8 @@ async def test_a_taken_over_worker_writes_nothing() -> None:
         assert [seal.metadata["lease"]["epoch"] for seal in history] == [1, 2]
         assert history[1].metadata["lease"]["holder"] == "worker-b"
         lease = await second.lease_of("inv")
-        assert lease is not None and lease[:2] == (2, "worker-b")
+        assert lease is not None
+        assert lease[:2] == (2, "worker-b")
     finally:
         await first.aclose()
         await second.aclose()
