@@ -309,7 +309,8 @@ def constrained_transcript(messages: Sequence[Message]) -> list[Message]:
     Earlier calls become their ``{"spell", "arguments"}`` objects (one per line, any
     prose beside them dropped) and earlier final answers ``{"answer": text}``, so
     every assistant turn shows a shape the schema admits; spell results become user
-    messages as in :func:`textualise`.
+    messages as in :func:`textualise`, the last one followed by a reminder to answer
+    (small models otherwise cast the same spell again and again).
     """
     result: list[Message] = []
     for original, message in zip(messages, textualise(messages, blocks=False), strict=True):
@@ -324,4 +325,14 @@ def constrained_transcript(messages: Sequence[Message]) -> list[Message]:
         else:
             text = json.dumps({"answer": str(original.get("content") or "")}, ensure_ascii=False)
         result.append({"role": "assistant", "content": text})
+    if messages and messages[-1].get("role") == "spell":
+        last = dict(result[-1])
+        last["content"] = f"{last.get('content', '')}\n\n{_AFTER_RESULT}"
+        result[-1] = last
     return result
+
+
+_AFTER_RESULT = (
+    'Now reply with an answer object, {"answer": your answer as a string}, telling the '
+    "user what this result means for their question, unless you need another spell."
+)

@@ -318,7 +318,6 @@ class LlamaCppOracle(StreamingOracle):
         with self._lock:
             model = self._load()
             try:
-                before = _n_tokens(model)
                 chunks: Iterator[Any] = model.create_chat_completion(stream=True, **request)
                 produced = 0
                 for chunk in chunks:
@@ -326,7 +325,7 @@ class LlamaCppOracle(StreamingOracle):
                         break
                     produced += _carries_token(chunk)
                     put(chunk)
-                put({"usage": _stream_usage(model, before, produced)})
+                put({"usage": _stream_usage(model, produced)})
             except (ValueError, RuntimeError, TypeError, KeyError) as exc:
                 raise self._failure(exc) from exc
 
@@ -391,7 +390,7 @@ def _carries_token(chunk: Any) -> int:
     return 1 if delta.get("content") or delta.get("tool_calls") else 0
 
 
-def _stream_usage(model: Any, before: int, produced: int) -> dict[str, int]:
+def _stream_usage(model: Any, produced: int) -> dict[str, int]:
     """Token counts of a streamed answer, which llama-cpp-python does not report.
 
     ``completion_tokens`` counts the chunks that carried a token; ``prompt_tokens``
@@ -399,7 +398,7 @@ def _stream_usage(model: Any, before: int, produced: int) -> dict[str, int]:
     the whole prompt plus the sampled tokens), 0 when the model does not say.
     """
     filled = _n_tokens(model)
-    prompt = max(filled - produced, 0) if filled >= before else 0
+    prompt = max(filled - produced, 0)
     return {
         "prompt_tokens": prompt,
         "completion_tokens": produced,
