@@ -31,7 +31,13 @@ import typing
 
 from sanctum.__about__ import __version__
 from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
-from sanctum.api._inspect import graph, schema, validate, watch
+from sanctum.api._inspect import graph, schema, schema_text, validate, watch
+from sanctum.api._manage import (
+    InvocationDetail,
+    delete_invocation,
+    prune_invocations,
+    show_invocation,
+)
 from sanctum.api._perform import Performance
 from sanctum.api._results import (
     RunResult,
@@ -64,6 +70,7 @@ __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
     "InputText",
+    "InvocationDetail",
     "InvocationSummary",
     "OracleOverride",
     "Performance",
@@ -78,6 +85,7 @@ __all__ = [
     "__version__",
     "check_test_files",
     "codex_path",
+    "delete_invocation",
     "find_test_files",
     "graph",
     "junit_xml",
@@ -87,6 +95,7 @@ __all__ = [
     "load_trace",
     "omen_to_dict",
     "open_codex",
+    "prune_invocations",
     "render_trace_file",
     "resume",
     "resume_command",
@@ -95,7 +104,9 @@ __all__ = [
     "run_test_folder",
     "run_tests",
     "schema",
+    "schema_text",
     "seal_history",
+    "show_invocation",
     "validate",
     "watch",
 ]

@@ -10,7 +10,7 @@ from sanctum.api._files import special_file_problem
 from sanctum.api._results import ritual_digest
 from sanctum.errors import FileProblem, RitualFileError
 
-__all__ = ["graph", "schema", "validate", "watch"]
+__all__ = ["graph", "schema", "schema_text", "validate", "watch"]
 
 
 def validate(path: str | Path, *, resolve: bool = False) -> list[FileProblem]:
@@ -70,6 +70,18 @@ def schema() -> dict[str, Any]:
     from sanctum.ritualfile import ritual_json_schema
 
     return ritual_json_schema()
+
+
+def schema_text() -> str:
+    """The JSON Schema as ``schema/ritual.schema.json`` holds it, byte for byte.
+
+    Sorted keys, two-space indent, UTF-8 text, one final newline: what
+    ``sanctum schema`` prints and ``-o`` writes, so regenerating the checked-in copy
+    through the command line keeps the drift test green.
+    """
+    from sanctum.ritualfile.schema import schema_text as text
+
+    return text()
 
 
 def watch(path: str | Path, *, debounce: int = 400) -> Iterator[Path]:
