@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -19,14 +18,17 @@ def schema(
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE.")
     ] = None,
 ) -> None:
-    """Print the JSON Schema of ritual files (point yaml-language-server at it)."""
+    """Print the JSON Schema of ritual files (point yaml-language-server at it).
+
+    The text is byte for byte schema/ritual.schema.json (sorted keys, 2-space indent).
+    """
     from sanctum import api
 
-    text = json.dumps(api.schema(), indent=2, ensure_ascii=False) + "\n"
+    text = api.schema_text()
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        output.write_bytes(text.encode("utf-8"))  # no newline translation on Windows
         typer.echo(f"wrote {output}", err=True)
 
 

@@ -28,11 +28,14 @@ def render(
         ),
     ] = None,
 ) -> None:
-    """Render a trace as one self-contained HTML file (open it in a browser)."""
+    """Render a trace as one self-contained HTML file (open it in a browser).
+
+    The "wrote FILE" line goes to stderr, as for graph, schema and test.
+    """
     from sanctum.api import render_trace_file
 
     written = render_trace_file(trace, output)
-    typer.echo(f"wrote {written}")
+    typer.echo(f"wrote {written}", err=True)
 
 
 @app.command("show")

@@ -78,6 +78,8 @@ def test_render_writes_html(tmp_path: Path) -> None:
     page = (tmp_path / "out" / "t.html").read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html")
     assert "t1" in page
+    assert result.stdout == ""  # the "wrote" line is on stderr, as for graph and schema
+    assert result.stderr.splitlines() == ["wrote out/t.html"]
 
 
 def test_not_a_trace(tmp_path: Path) -> None:
