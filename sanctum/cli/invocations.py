@@ -1,4 +1,8 @@
-"""``sanctum invocations`` — recent invocations in the codex."""
+"""``sanctum invocations`` — recent invocations in the codex; show, delete, prune.
+
+Bare ``sanctum invocations`` lists (the group's callback); ``show ID``, ``delete ID``
+and ``prune --older-than AGE`` are its subcommands.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ __all__ = ["invocations", "register"]
 
 @guarded
 def invocations(
+    ctx: typer.Context,
     codex: CodexOpt = None,
     limit: Annotated[
         int, typer.Option("--limit", "-n", min=1, help="How many to show, newest first.")
@@ -40,8 +45,14 @@ def invocations(
         ),
     ] = None,
 ) -> None:
-    """List recent invocations: id, ritual, status, supersteps, last update."""
+    """List recent invocations: id, ritual, status, supersteps, last update.
+
+    `show ID`, `delete ID` and `prune --older-than AGE` look after single ones.
+    """
     import asyncio
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     from sanctum.api import list_invocations
     from sanctum.cli._tables import invocation_row, invocations_table, print_table
@@ -99,9 +110,18 @@ def _statuses(values: list[str] | None) -> set[str]:
     return wanted
 
 
-def register(app: typer.Typer) -> None:
-    """Attach ``sanctum invocations`` to the root app."""
-    app.command("invocations", epilog=INVOCATIONS_EPILOG)(invocations)
+def register(root: typer.Typer) -> None:
+    """Attach ``sanctum invocations`` (and its subcommands) to the root app."""
+    from sanctum.cli import invocations_manage
+
+    app = typer.Typer(
+        epilog=INVOCATIONS_EPILOG,
+        invoke_without_command=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(invocations)
+    invocations_manage.register(app)
+    root.add_typer(app, name="invocations")
 
 
 INVOCATIONS_EPILOG = """\
@@ -109,5 +129,8 @@ Examples:
   sanctum invocations --status paused          (what waits for an answer)
   sanctum invocations --status incomplete -n 5
   sanctum invocations --json | jq -r .invocation_id
+  sanctum invocations show ID                  (status, ritual, the Aether)
+  sanctum invocations delete ID                (a finished one; --force otherwise)
+  sanctum invocations prune --older-than 30d   (finished ones only)
   sanctum seals --invocation ID                (one invocation's history)"""
 """The ``sanctum invocations --help`` epilog."""

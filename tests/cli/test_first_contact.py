@@ -55,6 +55,7 @@ def _trimmed(text: str) -> str:
         ("help_resume", ["resume", "--help"]),
         ("help_invocations", ["invocations", "--help"]),
         ("help_seals", ["seals", "--help"]),
+        ("help_invocations_prune", ["invocations", "prune", "--help"]),
     ],
 )
 def test_help_screens_match_their_golden_transcripts(
