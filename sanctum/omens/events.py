@@ -10,6 +10,9 @@ point; ``Rite.astream`` filters them by mode:
 * ``"omens"``: the granular lifecycle — RiteBegan, SuperstepBegan, SigilBegan,
   SigilCompleted, SealWritten, RiteManifested, and the retries, repairs, rejections and
   Circle echoes around them.
+* ``"agent"``: what an agent's loop decided for itself — OracleFellBack (a fallback
+  Oracle answered), TranscriptCompacted, CompactionStalled. A mode of its own, so
+  programs comparing ``STREAM_MODES["omens"]`` with an exact tuple keep working.
 
 Each Omen class declares the mode that yields it in its ``mode`` class variable (and any
 further modes in ``also_in``); :data:`STREAM_MODES` is built from those declarations, so
@@ -57,7 +60,7 @@ __all__ = [
     "resolve_modes",
 ]
 
-_MODE_NAMES = ("updates", "values", "tokens", "omens")  # the order messages list them in
+_MODE_NAMES = ("updates", "values", "tokens", "omens", "agent")  # the order messages list them in
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -326,7 +329,7 @@ class OracleFellBack(Omen):
     answered the same request.
     """
 
-    mode: ClassVar[str] = "omens"
+    mode: ClassVar[str] = "agent"
 
     from_oracle: str
     to_oracle: str
@@ -348,7 +351,7 @@ class TranscriptCompacted(Omen):
     ``"mechanical"``, ``forced`` whether a server-reported overflow caused it.
     """
 
-    mode: ClassVar[str] = "omens"
+    mode: ClassVar[str] = "agent"
 
     covered: int
     saved_tokens: int
@@ -368,7 +371,7 @@ class CompactionStalled(Omen):
     still forces one compaction).
     """
 
-    mode: ClassVar[str] = "omens"
+    mode: ClassVar[str] = "agent"
 
     reason: str
     invocation_id: str = ""

@@ -10,8 +10,10 @@ import pytest
 from sanctum import omens
 from sanctum.omens import (
     CircleEchoed,
+    CompactionStalled,
     DeltaRejected,
     Omen,
+    OracleFellBack,
     RiteBegan,
     RiteManifested,
     SealWritten,
@@ -23,6 +25,7 @@ from sanctum.omens import (
     SuperstepBegan,
     SuperstepCompleted,
     TokenEmitted,
+    TranscriptCompacted,
 )
 
 _BUILDING = time.time()
@@ -40,6 +43,9 @@ ALL = [
     SpellCallRepaired(spell="s", detail="d"),
     SpellCallRejected(spell="s", reason="r"),
     CircleEchoed(circle="c", omen=TokenEmitted(payload=1)),
+    OracleFellBack(from_oracle="a", to_oracle="b", reason="connection"),
+    TranscriptCompacted(covered=4, saved_tokens=300, summarizer="mechanical"),
+    CompactionStalled(reason="saved under 10 %"),
 ]
 _BUILT = time.time()
 

@@ -19,7 +19,7 @@ def test_single_and_combined_modes() -> None:
     assert resolve_modes("updates") == {SigilCompleted}
     assert resolve_modes(["values", "tokens"]) == {SuperstepCompleted, TokenEmitted}
     assert RiteBegan in resolve_modes({"omens"})
-    assert set(STREAM_MODES) == {"updates", "values", "omens", "tokens"}
+    assert set(STREAM_MODES) == {"updates", "values", "omens", "tokens", "agent"}
 
 
 @pytest.mark.parametrize("mode", ["bogus", [], ["updates", "nope"], [None]])
@@ -48,7 +48,7 @@ def test_a_mode_that_is_not_names_is_a_stream_mode_error_naming_the_modes(
     assert isinstance(info.value, ValueError)
     message = str(info.value)
     assert wrong in message
-    assert message.endswith("choose from 'updates', 'values', 'tokens', 'omens'")
+    assert message.endswith("choose from 'updates', 'values', 'tokens', 'omens', 'agent'")
 
 
 def test_a_long_wrong_mode_is_cut_in_the_message() -> None:
@@ -90,13 +90,16 @@ def test_the_omens_mode_is_the_documented_lifecycle_without_superstep_ends_or_to
 def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
     from sanctum.omens import (
         CircleEchoed,
+        CompactionStalled,
         DeltaRejected,
+        OracleFellBack,
         SealWritten,
         SigilBegan,
         SigilRetried,
         SpellCallRejected,
         SpellCallRepaired,
         SuperstepBegan,
+        TranscriptCompacted,
     )
     from sanctum.omens.events import OMEN_KINDS, RiteManifested
 
@@ -118,6 +121,7 @@ def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
             DeltaRejected,
             CircleEchoed,
         ),
+        "agent": (OracleFellBack, TranscriptCompacted, CompactionStalled),
     }
     assert list(STREAM_MODES.items()) == list(documented.items())
     for kind in OMEN_KINDS:
