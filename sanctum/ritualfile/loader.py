@@ -17,6 +17,7 @@ characters YAML refuses (a NUL: a binary file), are a positioned problem too.
 
 :func:`load_yaml_data` reads a plain data document (an input file, YAML or JSON) with
 the same strictness, messages naming it for what it is, and no ``${VAR}`` substitution.
+The composer and the core-schema scalars live in :mod:`sanctum.ritualfile._yaml_compose`.
 """
 
 from __future__ import annotations
@@ -36,10 +37,21 @@ import yaml
 import yaml.composer
 import yaml.reader
 import yaml.resolver
-from yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from sanctum.errors import FileProblem, RitualFileError
+from sanctum.ritualfile._yaml_compose import (
+    MAX_DEPTH,
+    NULL_WORDS,
+    YAML11_BOOLEANS,
+    Abort,
+    Position,
+    StrictComposer,
+    Words,
+    YamlPath,
+    core_scalar,
+    words_for,
+)
 from sanctum.ritualfile.env import Interpolation, InterpolationError, interpolate
 
 __all__ = [
@@ -57,53 +69,6 @@ __all__ = [
 
 MAX_BYTES = 1024 * 1024
 """Largest ritual file accepted, in bytes (1 MiB)."""
-
-MAX_DEPTH = 64
-"""Deepest nesting of mappings and sequences accepted."""
-
-YAML11_BOOLEANS = frozenset(
-    [
-        "y",
-        "Y",
-        "yes",
-        "Yes",
-        "YES",
-        "n",
-        "N",
-        "no",
-        "No",
-        "NO",
-        "true",
-        "True",
-        "TRUE",
-        "false",
-        "False",
-        "FALSE",
-        "on",
-        "On",
-        "ON",
-        "off",
-        "Off",
-        "OFF",
-    ]
-)
-"""Plain scalars a YAML 1.1 reader turns into booleans."""
-
-YamlPath = tuple[str | int, ...]
-"""Where a value sits in the document: mapping keys and sequence indexes."""
-
-Position = tuple[int, int]
-"""A 1-based ``(line, column)``."""
-
-_NULL = frozenset({"~", "null", "Null", "NULL", ""})
-_TRUE = frozenset({"true", "True", "TRUE"})
-_FALSE = frozenset({"false", "False", "FALSE"})
-_INT = re.compile(r"[-+]?[0-9]+\Z")
-_OCT = re.compile(r"0o[0-7]+\Z")
-_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
-_INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
-_NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
 
 
 @dataclass
@@ -155,53 +120,7 @@ class LoadedFile:
             key = True
 
 
-@dataclass(frozen=True)
-class _Words:
-    """How messages name the document being read (a ritual file, an input file, ...)."""
-
-    noun: str
-    alias_fix: str
-    anchor_fix: str
-    merge_fix: str
-    empty: str
-    too_big: str
-    documents: str
-    finite: bool = False
-    """Refuse ``.nan`` and ``.inf`` (ritual and test files: nothing in them needs one)."""
-
-    @property
-    def plural(self) -> str:
-        return f"{self.noun}s"
-
-
-def _words_for(what: str) -> _Words:
-    if what == "ritual file":
-        return _Words(
-            noun=what,
-            alias_fix="repeat the value, or use default_policy / named policies for reuse",
-            anchor_fix="use default_policy / named policies for reuse",
-            merge_fix="use default_policy / named policies for reuse",
-            empty="file is empty; a ritual file starts with `sanctum: 1`",
-            too_big=" — split it with circle sigils",
-            documents="several YAML documents in one file; a ritual file holds exactly one",
-            finite=True,
-        )
-    empty = f"the {what} is empty; write one YAML or JSON document (e.g. `name: Ada`)"
-    if what == "test file":
-        empty = "the test file is empty; write `ritual: NAME.yaml` and a list of `cases:`"
-    return _Words(
-        noun=what,
-        alias_fix="repeat the value",
-        anchor_fix="remove the anchor and repeat the value where it is needed",
-        merge_fix="write the keys out in full",
-        empty=empty,
-        too_big="",
-        documents=f"several YAML documents in one {what}; it must hold exactly one",
-        finite=what == "test file",
-    )
-
-
-_RITUAL_WORDS = _words_for("ritual file")
+_RITUAL_WORDS = words_for("ritual file")
 
 _BAD_BYTE = re.compile(b"[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]")
 
@@ -211,117 +130,10 @@ _BAD_CHARACTER = re.compile(
 )
 
 
-class _Abort(Exception):
-    """A problem after which the document cannot be read further."""
-
-    def __init__(self, line: int, column: int, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-        self.message = message
-
-
-_Parser: Any
-try:  # libyaml's event parser, when PyYAML was built with it (about 5x faster)
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - pure-Python PyYAML
-    _Parser = yaml.SafeLoader
-
-
-class _StrictComposer(yaml.composer.Composer, yaml.resolver.Resolver, _Parser):  # type: ignore[misc]
-    """A safe event parser (libyaml when present) under PyYAML's composer.
-
-    Refuses anchors, aliases and tags; no constructor ever runs.
-    """
-
-    def __init__(self, text: str, words: _Words) -> None:
-        _Parser.__init__(self, text)
-        yaml.composer.Composer.__init__(self)
-        yaml.resolver.Resolver.__init__(self)
-        self.words = words
-        self.refusals: list[tuple[int, int, str]] = []
-        self.depth = 0
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
-        event: Any = self.peek_event()
-        line, column = event.start_mark.line + 1, event.start_mark.column + 1
-        if isinstance(event, AliasEvent):
-            self.get_event()
-            self.refusals.append(
-                (
-                    line,
-                    column,
-                    f"aliases (*{event.anchor}) are not allowed in {self.words.plural}; "
-                    + self.words.alias_fix,
-                )
-            )
-            return ScalarNode(
-                "tag:yaml.org,2002:null",
-                "",
-                event.start_mark,  # type: ignore[arg-type]
-                event.end_mark,  # type: ignore[arg-type]
-            )
-        if isinstance(event, (ScalarEvent, CollectionStartEvent)):
-            if event.anchor is not None:
-                self.refusals.append(
-                    (
-                        line,
-                        column,
-                        f"anchors (&{event.anchor}) are not allowed in {self.words.plural}; "
-                        + self.words.anchor_fix,
-                    )
-                )
-            if event.tag is not None and event.tag != "!":
-                tag = event.tag.replace("tag:yaml.org,2002:", "!!")
-                self.refusals.append(
-                    (
-                        line,
-                        column,
-                        f"tags ({tag}) are not allowed in {self.words.plural}; "
-                        "write plain values (quote a string)",
-                    )
-                )
-        if isinstance(event, CollectionStartEvent):
-            self.depth += 1
-            if self.depth > MAX_DEPTH:
-                raise _Abort(line, column, f"nesting deeper than {MAX_DEPTH} levels")
-            try:
-                node = super().compose_node(parent, index)
-            finally:
-                self.depth -= 1
-        else:
-            node = super().compose_node(parent, index)
-        assert node is not None
-        return node
-
-
-def _core_scalar(text: str) -> Any:
-    """Resolve a plain scalar by the YAML 1.2 core schema."""
-    if text in _NULL:
-        return None
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    if _INT.match(text):
-        return int(text)
-    if _OCT.match(text):
-        return int(text[2:], 8)
-    if _HEX.match(text):
-        return int(text[2:], 16)
-    if _FLOAT.match(text):
-        return float(text)
-    if _INF.match(text):
-        return -math.inf if text.startswith("-") else math.inf
-    if _NAN.match(text):
-        return math.nan
-    return text
-
-
 class _Builder:
     """Walks composed nodes into plain data, recording positions and problems."""
 
-    def __init__(self, loaded: LoadedFile, env: Mapping[str, str] | None, words: _Words) -> None:
+    def __init__(self, loaded: LoadedFile, env: Mapping[str, str] | None, words: Words) -> None:
         self.loaded = loaded
         self.env = env
         self.words = words
@@ -362,7 +174,7 @@ class _Builder:
             return text
         line, column = node.start_mark.line + 1, node.start_mark.column + 1
         try:
-            value = _core_scalar(text)
+            value = core_scalar(text)
         except ValueError:
             self.problems.append((line, column, "number too long; write a smaller number"))
             return None
@@ -412,7 +224,7 @@ class _Builder:
             first_seen[key] = line
             child = (*path, key)
             self.loaded.keys[child] = (line, column)
-            if not key_node.style and (key in YAML11_BOOLEANS or key in _NULL):
+            if not key_node.style and (key in YAML11_BOOLEANS or key in NULL_WORDS):
                 self.loaded.plain_boolean_keys.add(child)
             result[key] = self.build(value_node, child)
         return result
@@ -445,7 +257,7 @@ def _position(text: str, offset: int) -> Position:
     return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
 
 
-def _decode(raw: bytes, path: str, words: _Words) -> str:
+def _decode(raw: bytes, path: str, words: Words) -> str:
     """UTF-8 text (a BOM allowed) holding only characters YAML accepts."""
     if len(raw) > MAX_BYTES:
         raise _fail(
@@ -486,20 +298,20 @@ def _decode(raw: bytes, path: str, words: _Words) -> str:
 
 
 def _compose(
-    decoded: str, path: str, words: _Words
+    decoded: str, path: str, words: Words
 ) -> tuple[Node | None, list[tuple[int, int, str]]]:
     """Parse one YAML document into nodes; returns the root node and soft refusals."""
     tabs = _tab_problems(decoded)
     if tabs:
         raise _fail(path, tabs)
     try:
-        composer = _StrictComposer(decoded, words)
+        composer = StrictComposer(decoded, words)
     except yaml.reader.ReaderError as exc:  # pragma: no cover - _decode refuses these first
         line, column = _position(decoded, exc.position)
         raise _fail(path, [(line, column, "character not allowed in YAML")]) from None
     try:
         node = composer.get_single_node()
-    except _Abort as exc:
+    except Abort as exc:
         raise _fail(path, [*composer.refusals, (exc.line, exc.column, exc.message)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -523,7 +335,7 @@ def bytes_digest(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-def _load(text: str | bytes, path: str, env: Mapping[str, str] | None, words: _Words) -> LoadedFile:
+def _load(text: str | bytes, path: str, env: Mapping[str, str] | None, words: Words) -> LoadedFile:
     raw = text.encode("utf-8") if isinstance(text, str) else text
     decoded = _decode(raw, path, words)
     node, refusals = _compose(decoded, path, words)
@@ -559,10 +371,10 @@ def load_yaml_text(
     Raises:
         RitualFileError: With every problem found, each as ``path:line:column: message``.
     """
-    return _load(text, path, os.environ if env is None else env, _words_for(what))
+    return _load(text, path, os.environ if env is None else env, words_for(what))
 
 
-def _read(path: str | Path, words: _Words) -> tuple[str, bytes]:
+def _read(path: str | Path, words: Words) -> tuple[str, bytes]:
     name = str(path)
     target = Path(path)
     try:
@@ -612,7 +424,7 @@ def load_yaml_file(
     Raises:
         RitualFileError: For a missing/unreadable file or any problem in it.
     """
-    words = _words_for(what)
+    words = words_for(what)
     name, raw = _read(path, words)
     return _load(raw, name, os.environ if env is None else env, words)
 
@@ -665,7 +477,7 @@ def load_yaml_data(
         RitualFileError: For an unreadable, binary, empty or malformed document, each
             problem as ``name:line:column: message``.
     """
-    words = _words_for(what)
+    words = words_for(what)
     if isinstance(source, Path):
         label, raw = _read(source, words)
         label = name or label
