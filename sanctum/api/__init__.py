@@ -39,6 +39,7 @@ from sanctum.api._manage import (
     show_invocation,
 )
 from sanctum.api._perform import Performance
+from sanctum.api._queue import queue_jobs, queue_resume, submit, work
 from sanctum.api._results import (
     RunResult,
     RunStatus,
@@ -96,6 +97,8 @@ __all__ = [
     "omen_to_dict",
     "open_codex",
     "prune_invocations",
+    "queue_jobs",
+    "queue_resume",
     "render_trace_file",
     "resume",
     "resume_command",
@@ -107,8 +110,10 @@ __all__ = [
     "schema_text",
     "seal_history",
     "show_invocation",
+    "submit",
     "validate",
     "watch",
+    "work",
 ]
 
 _LAZY = {

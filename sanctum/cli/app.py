@@ -14,14 +14,17 @@ import typer
 
 from sanctum.cli import graph as graph_command
 from sanctum.cli import invocations as invocations_command
+from sanctum.cli import queue as queue_command
 from sanctum.cli import resume as resume_command
 from sanctum.cli import run as run_command
 from sanctum.cli import schema as schema_command
 from sanctum.cli import seals as seals_command
+from sanctum.cli import submit as submit_command
 from sanctum.cli import test as test_command
 from sanctum.cli import trace as trace_command
 from sanctum.cli import validate as validate_command
 from sanctum.cli import watch as watch_command
+from sanctum.cli import worker as worker_command
 from sanctum.cli._common import ROOT_EPILOG, set_debug
 from sanctum.cli._typer_fixes import SanctumGroup
 
@@ -93,6 +96,9 @@ graph_command.register(app)
 schema_command.register(app)
 test_command.register(app)
 watch_command.register(app)
+submit_command.register(app)
+worker_command.register(app)
+queue_command.register(app)
 
 
 def main() -> None:

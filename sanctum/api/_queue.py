@@ -1,0 +1,112 @@
+"""Sharing invocations out through a PostgreSQL queue: submit, work, resume, list.
+
+Thin, synchronous doors onto :mod:`sanctum.queue` (the ``queue`` extra, procrastinate),
+imported only when called, so ``import sanctum.api`` never loads procrastinate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from sanctum.queue import QueuedJob, Resumed
+
+__all__ = ["queue_jobs", "queue_resume", "submit", "work"]
+
+
+def submit(
+    ritual: str | Path,
+    inputs: Sequence[Mapping[str, Any]],
+    *,
+    codex: str,
+    queue: str = "sanctum",
+) -> list[str]:
+    """Store the ritual in the Codex and queue one Invocation per input mapping.
+
+    Returns:
+        The invocation ids, in input order.
+
+    Raises:
+        RitualFileError: If the ritual file is missing or malformed.
+        RitualInputError: If an input does not fit (nothing is queued).
+        SealError: If the queue extra is missing or the database cannot be used.
+    """
+    from sanctum.queue import submit as queue_submit
+
+    return asyncio.run(queue_submit(ritual, inputs, codex=codex, queue=queue))
+
+
+def work(
+    codex: str,
+    *,
+    queues: Sequence[str] | None = None,
+    concurrency: int = 4,
+    name: str | None = None,
+    timings: tuple[float, float, float, float] | None = None,
+    log: TextIO | None = None,
+) -> None:
+    """Run queued segments until interrupted (SIGINT or SIGTERM end it cleanly).
+
+    Args:
+        codex: The PostgreSQL URL of the Codex.
+        queues: Queue names to serve (all when None).
+        concurrency: Segments run at once.
+        name: A unique worker name (one is made when None).
+        timings: ``(heartbeat, stale, sweep, poll)`` seconds; production defaults
+            ``(10, 60, 10, 5)`` when None.
+        log: Where the one-line-per-segment log goes (stderr when None).
+
+    Raises:
+        SealError: If the queue extra is missing or the database cannot be used.
+    """
+    from sanctum.queue import WorkerTimings, run_worker
+
+    chosen = WorkerTimings(*timings) if timings is not None else WorkerTimings()
+    asyncio.run(
+        run_worker(
+            codex, queues=queues, concurrency=concurrency, name=name, timings=chosen, log=log
+        )
+    )
+
+
+def queue_resume(
+    invocation_id: str,
+    updates: Mapping[str, Any] | None = None,
+    *,
+    codex: str,
+    queue: str = "sanctum",
+    token: str | None = None,
+) -> Resumed:
+    """Queue a resume of a submitted Invocation; any worker may run it.
+
+    ``token`` makes the resume idempotent (a fresh one when None): a retried segment
+    never applies ``updates`` twice.
+
+    Returns:
+        A Resumed (``already`` when a segment of the Invocation waits in the queue).
+
+    Raises:
+        SealError: If the Invocation is unknown or the database cannot be used.
+        RitualInputError: If an update does not fit the ritual.
+    """
+    from sanctum.queue import enqueue_resume
+
+    return asyncio.run(
+        enqueue_resume(invocation_id, updates, codex=codex, queue=queue, token=token)
+    )
+
+
+def queue_jobs(
+    *, codex: str, statuses: Sequence[str] = ("todo", "doing", "failed")
+) -> list[QueuedJob]:
+    """The queued, running and failed segment jobs (with the worker running each).
+
+    Raises:
+        SealError: If the queue extra is missing or the database cannot be used.
+    """
+    from sanctum.queue import list_jobs
+
+    return asyncio.run(list_jobs(codex=codex, statuses=statuses))

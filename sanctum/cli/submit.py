@@ -1,0 +1,82 @@
+"""``sanctum submit`` — queue invocations of a ritual for ``sanctum worker`` s."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sanctum.cli._common import EXIT_STATUS_HELP, guarded
+
+__all__ = ["read_batch", "register", "submit"]
+
+
+def read_batch(path: str) -> list[dict[str, object]]:
+    """The input mappings of a JSON Lines file, one per non-blank line.
+
+    Raises:
+        typer.BadParameter: If the file cannot be read or a line is not a JSON object.
+    """
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc.strerror}") from None
+    batch: list[dict[str, object]] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise typer.BadParameter(f"{path}:{number}: each line must be a JSON object")
+        batch.append(value)
+    return batch
+
+
+@guarded
+def submit(
+    ritual: Annotated[str, typer.Argument(metavar="RITUAL", help="The ritual file (YAML).")],
+    codex: Annotated[
+        str, typer.Option("--codex", metavar="URL", help="The PostgreSQL Codex to queue in.")
+    ],
+    inputs: Annotated[
+        list[str] | None,
+        typer.Option("--input", "-i", metavar="KEY=VALUE", help="An input of one invocation."),
+    ] = None,
+    batch: Annotated[
+        str | None,
+        typer.Option("--inputs", metavar="FILE", help="JSON Lines: one invocation per line."),
+    ] = None,
+    queue: Annotated[
+        str, typer.Option("--queue", "-q", metavar="NAME", help="The queue to put them in.")
+    ] = "sanctum",
+) -> None:
+    """Store the ritual in the Codex and queue invocations; prints one id per line."""
+    from sanctum import api
+    from sanctum.cli._parsing import parse_input_pairs
+
+    if batch is not None:
+        given = read_batch(batch)
+    else:
+        given = [dict(parse_input_pairs(inputs or [], option="--input"))]
+    for ident in api.submit(ritual, given, codex=codex, queue=queue):
+        typer.echo(ident)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``sanctum submit`` to the root app."""
+    app.command("submit", epilog=SUBMIT_EPILOG)(submit)
+
+
+SUBMIT_EPILOG = f"""\
+Examples:
+  sanctum submit rituals/triage.yaml --input ticket="Where is my order?" --codex $URL
+  sanctum submit rituals/triage.yaml --inputs tickets.jsonl --queue gpu-box-3 --codex $URL
+
+{EXIT_STATUS_HELP}"""
+"""The ``sanctum submit --help`` epilog."""

@@ -1,0 +1,33 @@
+"""Invocations shared out to many workers through a PostgreSQL queue (procrastinate).
+
+The optional ``queue`` extra (``pip install 'sanctum-rituals[queue]'``). The engine
+never imports this package, and importing it loads procrastinate only when a function
+here is called. A *segment* — the start of an Invocation, or one resume of it — is one
+procrastinate job, deferred with ``lock`` and ``queueing_lock`` set to the invocation id
+and ``retry=0``; a worker claims the Invocation by bumping its lease epoch in the Codex
+(:meth:`~sanctum.codex.postgres.PostgresCodex.lease`), so a worker that froze while
+another took over meets :class:`~sanctum.errors.LeaseLost` at its next Seal write. Every
+worker also sweeps the jobs of dead workers back into the queue (see :func:`run_worker`).
+"""
+
+from __future__ import annotations
+
+from sanctum.queue._jobs import (
+    QueuedJob,
+    Resumed,
+    WorkerTimings,
+    enqueue_resume,
+    list_jobs,
+    submit,
+)
+from sanctum.queue._worker import run_worker
+
+__all__ = [
+    "QueuedJob",
+    "Resumed",
+    "WorkerTimings",
+    "enqueue_resume",
+    "list_jobs",
+    "run_worker",
+    "submit",
+]

@@ -1,0 +1,116 @@
+"""One segment of an Invocation on a queue worker: lease, load, run, report.
+
+A segment is idempotent: a start job that finds Seals resumes from the latest; a resume
+job whose token a Seal of the history already records resumes without its updates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sanctum.codex.claims import FAILURE_KEY
+from sanctum.codex.frontier import END_NAME
+from sanctum.errors import Interrupt, LeaseLost
+
+__all__ = ["TOKEN_KEY", "Outcome", "run_segment"]
+
+TOKEN_KEY = "resume_token"
+"""Metadata key of the resume token on every Seal of a queued resume."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a segment ended: ``done``, ``paused``, ``lease-lost``, ``skipped`` (nothing
+    to run) or ``failed``; the epoch it ran under, Seals written, wall seconds."""
+
+    invocation_id: str
+    outcome: str
+    epoch: int
+    seals: int
+    seconds: float
+
+    def line(self, worker: str) -> str:
+        """One structured log line: ``segment worker=... invocation=... ...``."""
+        return (
+            f"segment worker={worker} invocation={self.invocation_id} epoch={self.epoch} "
+            f"outcome={self.outcome} seals={self.seals} seconds={self.seconds:.3f}"
+        )
+
+
+def _state(head: Any) -> str:
+    if head is None:
+        return "new"
+    if isinstance(head.metadata.get("interrupt"), Mapping):
+        return "paused"
+    if isinstance(head.metadata.get(FAILURE_KEY), Mapping):
+        return "failed"
+    if all(name == END_NAME for name in head.frontier):
+        return "done"
+    return "incomplete"
+
+
+async def _token_applied(codex: Any, invocation_id: str, token: str) -> bool:
+    async for seal in codex.history(invocation_id, values=False):
+        if seal.metadata.get(TOKEN_KEY) == token:
+            return True
+    return False
+
+
+async def run_segment(
+    codex: Any, worker: str, ritual_path: Path, args: Mapping[str, Any]
+) -> Outcome:
+    """Run one segment job's arguments on ``codex`` (a PostgresCodex) as ``worker``.
+
+    Raises:
+        SanctumError: What the ritual raised (the job fails; the Codex holds a
+            failure Seal). LeaseLost is reported as an outcome, not raised.
+    """
+    from sanctum.ritualfile import load
+
+    inv = str(args["invocation_id"])
+    began = time.monotonic()
+    epoch = await codex.lease(inv, worker)
+    before = 0
+    try:
+        head = await codex.get(inv)
+        before = await _count(codex, inv)
+        state = _state(head)
+        call: dict[str, Any] | None = None
+        file = load(ritual_path)
+        metadata = dict(file.metadata)
+        if state == "new" and args.get("kind") == "start":
+            call = {"input": dict(args.get("inputs") or {})}
+        elif args.get("kind") == "resume" and state in ("paused", "incomplete", "failed"):
+            token = str(args.get("token") or "")
+            if token and not await _token_applied(codex, inv, token):
+                call = {"updates": dict(args.get("updates") or {})}
+                metadata[TOKEN_KEY] = token
+            elif state != "paused":
+                call = {}
+        elif state == "incomplete":  # a start segment taken over: go on from the head
+            call = {}
+        if call is None:
+            outcome = "skipped"
+        else:
+            rite = file.compile(codex=codex)
+            try:
+                await rite.ainvoke(
+                    call.pop("input", None), invocation_id=inv, metadata=metadata, **call
+                )
+                outcome = "done"
+            except Interrupt:
+                outcome = "paused"
+    except LeaseLost:
+        outcome = "lease-lost"
+    finally:
+        codex.end_lease(inv)
+    seals = await _count(codex, inv) - before if outcome != "lease-lost" else 0
+    return Outcome(inv, outcome, epoch, seals, time.monotonic() - began)
+
+
+async def _count(codex: Any, invocation_id: str) -> int:
+    return sum([1 async for _ in codex.history(invocation_id, values=False)])

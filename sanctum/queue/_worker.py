@@ -1,0 +1,127 @@
+"""``sanctum worker``: run segment jobs, and sweep dead workers' jobs back into the queue.
+
+Avoids procrastinate's known traps (see docs/scale-out.md): every worker has a unique
+name (host, pid, random); it sweeps once at start-up and then every ``sweep`` seconds
+in a plain loop (no ``lock`` on the sweeper, issue #1408); segments have ``retry=0``
+and no ``scheduled_at`` (issues #1543, #1599).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sanctum.queue._app import SEGMENT_TASK, fetch_source, make_app, materialise, open_app
+from sanctum.queue._jobs import WorkerTimings
+from sanctum.queue._segment import run_segment
+
+__all__ = ["run_worker", "sweep", "worker_name"]
+
+_log = logging.getLogger("sanctum.queue")
+
+
+def worker_name() -> str:
+    """A name no other worker process has: ``host-pid-random``."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+async def sweep(app: Any, stale: float) -> int:
+    """Put the segments of workers silent for ``stale`` seconds back in the queue.
+
+    Returns:
+        How many were re-queued.
+    """
+    manager = app.job_manager
+    count = 0
+    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stale):
+        try:
+            await manager.retry_job(job)
+            count += 1
+        except Exception as exc:  # e.g. a resume of the same invocation waits already
+            _log.warning("cannot re-queue stalled job %s: %s", job.id, exc)
+    with contextlib.suppress(Exception):
+        await manager.prune_stalled_workers(seconds_since_heartbeat=stale)
+    return count
+
+
+async def _sweeping(app: Any, timings: WorkerTimings) -> None:
+    while True:
+        try:
+            found = await sweep(app, timings.stale)
+            if found:
+                _log.info("re-queued %d stalled segment(s)", found)
+        except Exception as exc:
+            _log.warning("stalled-job sweep failed: %s", exc)
+        await asyncio.sleep(timings.sweep)
+
+
+async def run_worker(
+    codex: str,
+    *,
+    queues: Sequence[str] | None = None,
+    concurrency: int = 4,
+    name: str | None = None,
+    timings: WorkerTimings | None = None,
+    cache: Path | None = None,
+    log: Any = None,
+) -> None:
+    """Run segment jobs from the queue until cancelled (SIGINT/SIGTERM end it cleanly).
+
+    Args:
+        codex: The PostgreSQL URL of the Codex (the queue lives in its database).
+        queues: Queue names to take jobs from (all when None).
+        concurrency: Segments run at once by this process.
+        name: The worker's name (a unique one when None).
+        timings: Heartbeat, staleness, sweep and poll periods (seconds).
+        cache: Folder for the stored ritual files (a temporary one when None).
+        log: A text stream for one line per segment (stderr when None).
+
+    Raises:
+        SealError: If procrastinate is missing or the database cannot be used.
+    """
+    from sanctum.codex.postgres import PostgresCodex
+
+    timings = timings or WorkerTimings()
+    me = name or worker_name()
+    out = log or sys.stderr
+    app = make_app(codex)
+    store = PostgresCodex(codex, max_size=concurrency + 1)
+    await store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
+    await open_app(app)
+    paths: dict[str, Path] = {}
+
+    async def segment(**args: Any) -> str:
+        digest = str(args["digest"])
+        if digest not in paths:
+            file_name, source = await fetch_source(app, digest)
+            paths[digest] = materialise(file_name, source, cache)
+        result = await run_segment(store, me, paths[digest], args)
+        print(result.line(me), file=out, flush=True)
+        return result.outcome
+
+    app.task(name=SEGMENT_TASK, retry=0)(segment)
+    sweeper = asyncio.create_task(_sweeping(app, timings))
+    try:
+        await app.run_worker_async(
+            queues=list(queues) if queues else None,
+            name=me,
+            concurrency=concurrency,
+            update_heartbeat_interval=timings.heartbeat,
+            stalled_worker_timeout=timings.stale,
+            fetch_job_polling_interval=timings.poll,
+            install_signal_handlers=True,
+        )
+    finally:
+        sweeper.cancel()
+        with contextlib.suppress(BaseException):
+            await sweeper
+        await app.close_async()
+        await store.aclose()
