@@ -61,6 +61,7 @@ if typing.TYPE_CHECKING:
         SpellManifestError,
         StreamModeError,
         TraceFileError,
+        TurnBudgetExceeded,
         WardRejection,
     )
     from sanctum.grimoire import (
@@ -137,6 +138,7 @@ __all__ = [
     "StreamModeError",
     "Tome",
     "TraceFileError",
+    "TurnBudgetExceeded",
     "Ward",
     "WardRejection",
     "__version__",
@@ -195,6 +197,7 @@ _EXPORTS: dict[str, str] = {
     "StreamModeError": "sanctum.errors",
     "Tome": "sanctum.grimoire",
     "TraceFileError": "sanctum.errors",
+    "TurnBudgetExceeded": "sanctum.errors",
     "Ward": "sanctum.wards.base",
     "WardRejection": "sanctum.errors",
     "circle": "sanctum.ritual",

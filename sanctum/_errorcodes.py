@@ -38,6 +38,7 @@ class ErrorCode(StrEnum):
     INVALID_RITUAL = "invalid-ritual"  # any other refusal (a builder call, compile arguments)
     RECURSION_LIMIT = "recursion-limit"  # a call ran out of supersteps
     LEASE_LOST = "lease-lost"  # another queue worker took the Invocation over
+    TURN_BUDGET = "turn-budget"  # an agent spent max_turns and may not answer
 
 
 @dataclass(frozen=True, slots=True)

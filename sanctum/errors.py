@@ -38,6 +38,7 @@ parse messages (a RitualValidationError carries every :class:`GraphProblem` foun
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
     │   ├── SpellCallParseError      the repair layer gave up (also a SigilExecutionError)
     │   └── SpellManifestError (ValueError)  a spell.json folder is malformed
+    ├── TurnBudgetExceeded           an agent spent max_turns and may not answer (turn-budget)
     ├── CassetteError (ValueError)   a cassette file is missing, malformed or unwritable
     ├── CassetteMismatch             a replayed request differs from the recording
     ├── RitualFileError              a ritual file (YAML) is malformed
@@ -87,6 +88,7 @@ __all__ = [
     "SpellError",
     "SpellExecutionError",
     "SpellManifestError",
+    "TurnBudgetExceeded",
     "StreamModeError",
     "TraceFileError",
     "WardRejection",
@@ -602,3 +604,4 @@ class Interrupt(Exception):
 
 
 from sanctum._queue_errors import LeaseLost  # noqa: E402  (defined apart, for length)
+from sanctum._agent_errors import TurnBudgetExceeded  # noqa: E402  (apart, for length)

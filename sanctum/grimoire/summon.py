@@ -25,19 +25,21 @@ ends when an answer carries no spell_calls.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sanctum.aether import AetherSchema, Conduit, append
 from sanctum.codex.base import find_unserialisable
 from sanctum.errors import SpellCallParseError, SpellExecutionError
+from sanctum.grimoire import _agentry as agentry
+from sanctum.grimoire.guard import GuardLimits
 from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
-from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, Rite, Ritual
+from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, START, Rite, Ritual
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex
@@ -182,6 +184,10 @@ def summon(
     recursion_limit: int = DEFAULT_RECURSION_LIMIT,
     codex: Codex | None = None,
     wards: Sequence[Ward] | None = None,
+    approve: Collection[str] | None = None,
+    guard: GuardLimits | bool | None = None,
+    max_turns: int | None = None,
+    on_budget: str = "answer",
 ) -> Rite:
     """Summon an Entity: an Oracle bound to a Tome, sealed as a Rite.
 
@@ -214,15 +220,30 @@ def summon(
         wards: Middleware pipeline forwarded to ``compile()``. The Oracle's usage
             counters are attached to each assistant message, so a UsageWard tallies
             them out of the box.
+        approve: Access levels whose Spells pause the loop for a person before they
+            are cast (``["write"]``); decisions arrive on resume in the ``approvals``
+            Conduit (see docs/agents.md). None: no approvals (the seed's behaviour).
+        guard: The loop guard: True (default limits) or a GuardLimits; a block or a
+            halt sends the loop to ``final``. None: no guard.
+        max_turns: Consultations allowed before ``final`` asks for a plain answer
+            without spells. None: no budget (only ``recursion_limit`` bounds the loop).
+        on_budget: ``"answer"`` (the forced final answer) or ``"fail"``
+            (TurnBudgetExceeded) when ``max_turns`` is spent.
+
+    Whatever the options, the model is offered, and may cast, only the Spells the
+    run's Mandate may see (``Tome.visible_to``); a hidden Spell gets the same
+    correction as an unknown one, and a call that supplies an injected (Mandate)
+    argument is refused with a correction.
 
     Returns:
         The compiled Rite (Sigils ``"oracle"`` and ``"spells"``).
 
     Raises:
         ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy,
-            or ``max_repair_rounds`` is negative.
+            ``max_repair_rounds`` is negative, or an agent option is out of range.
     """
     voice = _wrap(oracle, spell_calling, spell_choice)
+    policy = agentry.loop_policy(approve, guard, max_turns, on_budget)
     if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
         raise ValueError(f"max_repair_rounds must be an int >= 0, not {max_repair_rounds!r}")
     if max_repair_rounds < 0:
@@ -231,8 +252,9 @@ def summon(
 
     async def consult(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = list(aether.get("messages") or [])
-        schemas = tome.schemas() if tome is not None and len(tome) else None
-        response = await voice.generate(_consultation(role, _as_sent(transcript, tome)), schemas)
+        seen = agentry.visible(tome)
+        schemas = seen.schemas() if seen is not None and len(seen) else None
+        response = await voice.generate(_consultation(role, _as_sent(transcript, seen)), schemas)
         notice = voice.take_notice() if isinstance(voice, _NOTIFYING) else None
         if notice:
             writer.emit(SpellCallRejected(spell="", reason=notice))
@@ -253,7 +275,12 @@ def summon(
             ]
         if response.usage:
             message["usage"] = dict(response.usage)
-        return {"messages": [message]}
+        delta: dict[str, Any] = {"messages": [message]}
+        if policy.max_turns is not None:
+            delta["turns"] = 1
+        if policy.final and not calls:
+            delta["stop_reason"] = "answered"
+        return delta
 
     async def cast(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = aether.get("messages") or []
@@ -261,9 +288,19 @@ def summon(
         results: list[Message] = []
         rejected: list[str] = []
         executable = 0
-        for entry in last.get("spell_calls") or []:
-            call = _as_call(entry)
-            outcome = repair_spell_call(call, tome)
+        seen = agentry.visible(tome)
+        entries = [
+            (call, agentry.screen(repair_spell_call(call, seen), seen))
+            for call in map(_as_call, last.get("spell_calls") or [])
+        ]
+        try:
+            decided = policy.gate(entries, seen, aether)
+        except agentry.ApprovalPause as pause:
+            agentry.announce(pause, writer)
+            raise
+        watch = policy.guard(aether)
+        halt: str | None = None
+        for call, outcome in entries:
             if outcome.call is None:
                 reason = outcome.correction or ""
                 rejected.append(outcome.raw or "")
@@ -286,10 +323,27 @@ def summon(
                         arguments=dict(mended.arguments),
                     )
                 )
-            assert tome is not None  # a castable call names a Spell of the Tome
+            assert seen is not None  # a castable call names a Spell of the Tome
+            chosen = seen.get(mended.spell)
+            decision = decided.get(str(call.call_id))
+            if decision is not None and decision.get("decision") == "reject":
+                results.append(
+                    _spell_message(
+                        mended.spell, call.call_id, agentry.rejected_content(mended.spell, decision)
+                    )
+                )
+                continue
+            verdict = watch.before(mended.spell, mended.arguments) if watch else None
+            if verdict is not None and verdict.action == "block":
+                halt = agentry.guarded(verdict, mended.spell, call.call_id, writer)
+                results.append(_spell_message(mended.spell, call.call_id, verdict.message))
+                results[-1].update(error=True, guard=verdict.code)
+                continue
+            failed = False
             try:
-                result = await tome.get(mended.spell).execute(mended.arguments)
+                result = await chosen.execute(mended.arguments)
             except SpellExecutionError as error:
+                failed = True
                 cause = error.__cause__
                 detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
                 content = (
@@ -298,9 +352,22 @@ def summon(
                 )
             else:
                 content = _render(result)
+            if watch is not None:
+                verdict = watch.after(
+                    mended.spell,
+                    mended.arguments,
+                    failed=failed,
+                    result=content,
+                    access=chosen.level,
+                    repeatable=chosen.repeatable,
+                )
+                halt = agentry.guarded(verdict, mended.spell, call.call_id, writer) or halt
+                if verdict.message:
+                    content = f"{content}\n\n{verdict.message}"
             results.append(_spell_message(mended.spell, call.call_id, content))
+        extra = policy.delta(watch, halt, decided)
         if executable or not rejected:
-            return {"messages": results, "repair_rounds": 0, "rejected_calls": []}
+            return {"messages": results, "repair_rounds": 0, "rejected_calls": [], **extra}
         rounds = int(aether.get("repair_rounds") or 0) + 1
         streak = [*list(aether.get("rejected_calls") or []), *rejected]
         if rounds > limit:
@@ -311,26 +378,56 @@ def summon(
                 rejected=streak,
                 rounds=rounds,
             )
-        return {"messages": results, "repair_rounds": rounds, "rejected_calls": streak}
+        return {"messages": results, "repair_rounds": rounds, "rejected_calls": streak, **extra}
 
     def after_oracle(aether: Mapping[str, Any]) -> str:
         transcript = aether.get("messages") or []
         return SPELLS_SIGIL if transcript and transcript[-1].get("spell_calls") else END
+
+    async def final(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
+        transcript = _as_sent(list(aether.get("messages") or []), tome)
+        return await agentry.final_answer(
+            policy, voice, _consultation(role, transcript), aether, writer
+        )
 
     schema = AetherSchema(
         {
             "messages": Conduit(reducer=append, type=list),
             "repair_rounds": Conduit(type=int),
             "rejected_calls": Conduit(type=list),
+            **policy.conduits(),
         }
     )
     ritual = Ritual(schema)
     ritual.add_sigil(ORACLE_SIGIL, consult)
     ritual.add_sigil(SPELLS_SIGIL, cast)
-    ritual.set_entry_point(ORACLE_SIGIL)
+    if policy.approve:  # a loop resumed mid-round (a Circle kept it) starts at spells
+        ritual.add_conditional_edge(START, _entry, [ORACLE_SIGIL, SPELLS_SIGIL])
+    else:
+        ritual.set_entry_point(ORACLE_SIGIL)
     ritual.add_conditional_edge(ORACLE_SIGIL, after_oracle, [SPELLS_SIGIL, END])
-    ritual.add_edge(SPELLS_SIGIL, ORACLE_SIGIL)
+    if policy.final:
+        ritual.add_sigil(agentry.FINAL_SIGIL, final)
+        ritual.add_conditional_edge(
+            SPELLS_SIGIL, policy.after_spells, [ORACLE_SIGIL, agentry.FINAL_SIGIL]
+        )
+        ritual.add_edge(agentry.FINAL_SIGIL, END)
+    else:
+        ritual.add_edge(SPELLS_SIGIL, ORACLE_SIGIL)
+    if max_turns is not None and recursion_limit == DEFAULT_RECURSION_LIMIT:
+        recursion_limit = max(recursion_limit, 2 * max_turns + 2)
     return ritual.compile(recursion_limit=recursion_limit, codex=codex, wards=wards)
+
+
+def _entry(aether: Mapping[str, Any]) -> str:
+    """``spells`` when the transcript ends with calls no result answers yet."""
+    transcript = aether.get("messages") or []
+    last = transcript[-1] if transcript else {}
+    return (
+        SPELLS_SIGIL
+        if last.get("role") == "assistant" and last.get("spell_calls")
+        else ORACLE_SIGIL
+    )
 
 
 def _spell_message(name: str, call_id: str | None, content: str) -> Message:

@@ -15,9 +15,11 @@ import typing
 
 from sanctum.errors import StreamModeError
 from sanctum.omens.events import (
+    ApprovalRequested,
     CircleEchoed,
     CompactionStalled,
     DeltaRejected,
+    LoopGuardTripped,
     Omen,
     OracleFellBack,
     RiteBegan,
@@ -32,6 +34,7 @@ from sanctum.omens.events import (
     SuperstepCompleted,
     TokenEmitted,
     TranscriptCompacted,
+    TurnBudgetReached,
     Writer,
 )
 from sanctum.omens.modes import STREAM_MODES, resolve_modes
@@ -41,9 +44,11 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "STREAM_MODES",
+    "ApprovalRequested",
     "CircleEchoed",
     "CompactionStalled",
     "DeltaRejected",
+    "LoopGuardTripped",
     "Omen",
     "OracleFellBack",
     "RiteBegan",
@@ -60,6 +65,7 @@ __all__ = [
     "TokenEmitted",
     "TraceRecorder",
     "TranscriptCompacted",
+    "TurnBudgetReached",
     "Writer",
     "render_trace",
     "resolve_modes",

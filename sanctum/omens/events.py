@@ -38,9 +38,11 @@ __all__ = [
     "OMEN_KINDS",
     "STREAM_MODES",
     "WRITTEN",
+    "ApprovalRequested",
     "CircleEchoed",
     "CompactionStalled",
     "DeltaRejected",
+    "LoopGuardTripped",
     "Omen",
     "OracleFellBack",
     "RiteBegan",
@@ -55,6 +57,7 @@ __all__ = [
     "SuperstepCompleted",
     "TokenEmitted",
     "TranscriptCompacted",
+    "TurnBudgetReached",
     "Writer",
     "Written",
     "resolve_modes",
@@ -374,6 +377,53 @@ class CompactionStalled(Omen):
     mode: ClassVar[str] = "agent"
 
     reason: str
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnBudgetReached(Omen):
+    """The summon loop spent ``max_turns``; the ``final`` Sigil asks for a plain answer."""
+
+    mode: ClassVar[str] = "agent"
+
+    turns: int
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LoopGuardTripped(Omen):
+    """The loop guard blocked a repeated call or halted the loop.
+
+    ``code`` names the counter (``repeat_failure``, ``tool_failure``, ``same_result``),
+    ``action`` is ``"block"`` (the call was not cast) or ``"halt"``.
+    """
+
+    mode: ClassVar[str] = "agent"
+
+    spell: str
+    code: str
+    action: str
+    call_id: str | None = None
+    invocation_id: str = ""
+    superstep: int = 0
+    sigil: str = ""
+
+
+@_streamed
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ApprovalRequested(Omen):
+    """A call of a Spell behind approval waits for a person's decision (the run pauses)."""
+
+    mode: ClassVar[str] = "agent"
+
+    spell: str
+    call_id: str | None = None
     invocation_id: str = ""
     superstep: int = 0
     sigil: str = ""

@@ -9,9 +9,11 @@ import pytest
 
 from sanctum import omens
 from sanctum.omens import (
+    ApprovalRequested,
     CircleEchoed,
     CompactionStalled,
     DeltaRejected,
+    LoopGuardTripped,
     Omen,
     OracleFellBack,
     RiteBegan,
@@ -26,6 +28,7 @@ from sanctum.omens import (
     SuperstepCompleted,
     TokenEmitted,
     TranscriptCompacted,
+    TurnBudgetReached,
 )
 
 _BUILDING = time.time()
@@ -46,6 +49,9 @@ ALL = [
     OracleFellBack(from_oracle="a", to_oracle="b", reason="connection"),
     TranscriptCompacted(covered=4, saved_tokens=300, summarizer="mechanical"),
     CompactionStalled(reason="saved under 10 %"),
+    TurnBudgetReached(turns=6),
+    LoopGuardTripped(spell="lookup", code="repeat_failure", action="block"),
+    ApprovalRequested(spell="update_email", call_id="call_2_1"),
 ]
 _BUILT = time.time()
 

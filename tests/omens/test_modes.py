@@ -89,9 +89,11 @@ def test_the_omens_mode_is_the_documented_lifecycle_without_superstep_ends_or_to
 
 def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
     from sanctum.omens import (
+        ApprovalRequested,
         CircleEchoed,
         CompactionStalled,
         DeltaRejected,
+        LoopGuardTripped,
         OracleFellBack,
         SealWritten,
         SigilBegan,
@@ -100,6 +102,7 @@ def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
         SpellCallRepaired,
         SuperstepBegan,
         TranscriptCompacted,
+        TurnBudgetReached,
     )
     from sanctum.omens.events import OMEN_KINDS, RiteManifested
 
@@ -121,7 +124,14 @@ def test_stream_modes_are_built_from_each_omen_class_s_own_mode() -> None:
             DeltaRejected,
             CircleEchoed,
         ),
-        "agent": (OracleFellBack, TranscriptCompacted, CompactionStalled),
+        "agent": (
+            OracleFellBack,
+            TranscriptCompacted,
+            CompactionStalled,
+            TurnBudgetReached,
+            LoopGuardTripped,
+            ApprovalRequested,
+        ),
     }
     assert list(STREAM_MODES.items()) == list(documented.items())
     for kind in OMEN_KINDS:
