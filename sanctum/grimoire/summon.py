@@ -32,12 +32,14 @@ from sanctum.aether import AetherSchema, Conduit, append
 from sanctum.codex.base import find_unserialisable
 from sanctum.errors import SpellCallParseError, SpellExecutionError
 from sanctum.grimoire import _agentry as agentry
+from sanctum.grimoire.compaction import Compaction, estimate_tokens
 from sanctum.grimoire.guard import GuardLimits
 from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
+from sanctum.oracle.fallback import note_fallback
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
 from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, START, Rite, Ritual
 
@@ -188,6 +190,7 @@ def summon(
     guard: GuardLimits | bool | None = None,
     max_turns: int | None = None,
     on_budget: str = "answer",
+    compact: Compaction | None = None,
 ) -> Rite:
     """Summon an Entity: an Oracle bound to a Tome, sealed as a Rite.
 
@@ -229,6 +232,10 @@ def summon(
             without spells. None: no budget (only ``recursion_limit`` bounds the loop).
         on_budget: ``"answer"`` (the forced final answer) or ``"fail"``
             (TurnBudgetExceeded) when ``max_turns`` is spent.
+        compact: Compaction of the view sent to the Oracle when the prompt nears the
+            window (:class:`~sanctum.grimoire.compaction.Compaction`); its state is the
+            ``compaction`` Conduit; the stored ``messages`` are never rewritten. None:
+            the whole transcript is sent (the seed's behaviour).
 
     Whatever the options, the model is offered, and may cast, only the Spells the
     run's Mandate may see (``Tome.visible_to``); a hidden Spell gets the same
@@ -254,7 +261,19 @@ def summon(
         transcript = list(aether.get("messages") or [])
         seen = agentry.visible(tome)
         schemas = seen.schemas() if seen is not None and len(seen) else None
-        response = await voice.generate(_consultation(role, _as_sent(transcript, seen)), schemas)
+        compacted: dict[str, Any] = {}
+        if compact is None:
+            shown = _consultation(role, _as_sent(transcript, seen))
+            response = await voice.generate(shown, schemas)
+        else:
+            fixed = estimate_tokens([{"content": role}]) + len(json.dumps(schemas or [])) // 4
+            response, compacted["compaction"] = await compact.consult(
+                transcript,
+                aether.get("compaction") or {},
+                lambda view: voice.generate(_consultation(role, _as_sent(view, seen)), schemas),
+                fixed=fixed,
+                writer=writer,
+            )
         notice = voice.take_notice() if isinstance(voice, _NOTIFYING) else None
         if notice:
             writer.emit(SpellCallRejected(spell="", reason=notice))
@@ -275,7 +294,8 @@ def summon(
             ]
         if response.usage:
             message["usage"] = dict(response.usage)
-        delta: dict[str, Any] = {"messages": [message]}
+            note_fallback(response.usage, message, writer)
+        delta: dict[str, Any] = {"messages": [message], **compacted}
         if policy.max_turns is not None:
             delta["turns"] = 1
         if policy.final and not calls:
@@ -396,6 +416,7 @@ def summon(
             "repair_rounds": Conduit(type=int),
             "rejected_calls": Conduit(type=list),
             **policy.conduits(),
+            **({"compaction": Conduit(type=dict)} if compact is not None else {}),
         }
     )
     ritual = Ritual(schema)

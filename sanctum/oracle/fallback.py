@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from sanctum.errors import OracleError
+from sanctum.omens.events import OracleFellBack, Writer
 from sanctum.oracle.base import Message, Oracle, OracleResponse, StreamingOracle
 from sanctum.oracle.classify import OracleFault, classify_oracle_fault
 
-__all__ = ["DEFAULT_BENCH_FOR", "FallbackOracle", "OracleChainExhausted"]
+__all__ = ["DEFAULT_BENCH_FOR", "FallbackOracle", "OracleChainExhausted", "note_fallback"]
 
 DEFAULT_BENCH_FOR = 5
 """Consultations a benched Oracle (dead server, missing model) is skipped for."""
@@ -254,3 +255,31 @@ async def _responses(
         parts.append(chunk)
         yield chunk
     yield OracleResponse(text="".join(parts))
+
+
+def note_fallback(usage: Mapping[str, Any], message: dict[str, Any], writer: Writer) -> None:
+    """Turn a fallback recorded in an answer's usage into Omens and an ``oracle`` key.
+
+    Used by the summon loop: for each Oracle that failed, an ``OracleFellBack`` Omen
+    naming who answered; the assistant ``message`` gets ``oracle: <who answered>``.
+    Does nothing when the primary answered (D7: the message keeps its seed shape).
+
+    Args:
+        usage: The answer's usage counters (``usage["fallback"]`` when a fallback answered).
+        message: The assistant message about to be stored; changed in place.
+        writer: The Sigil's writer.
+    """
+    record = usage.get("fallback")
+    if not isinstance(record, Mapping):
+        return
+    answered = str(record.get("oracle") or "")
+    message["oracle"] = answered
+    for failed in record.get("failed") or []:
+        writer.emit(
+            OracleFellBack(
+                from_oracle=str(failed.get("oracle") or ""),
+                to_oracle=answered,
+                reason=str(failed.get("reason") or ""),
+                status=failed.get("status"),
+            )
+        )
