@@ -190,6 +190,8 @@ def test_default_codex_is_created_under_dot_sanctum(tmp_path: Path) -> None:
 
 
 def test_sqlite_urls_follow_sqlalchemy(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "abs").mkdir()
     relative = api.open_codex("sqlite:///runs/c.db", cwd=tmp_path)
     assert isinstance(relative, SqliteCodex)
     assert relative.path == tmp_path / "runs" / "c.db"
@@ -199,6 +201,15 @@ def test_sqlite_urls_follow_sqlalchemy(tmp_path: Path) -> None:
     bare = api.open_codex("plain.db", cwd=tmp_path)
     assert isinstance(bare, SqliteCodex)
     assert bare.path == tmp_path / "plain.db"
+
+
+def test_a_missing_codex_folder_is_refused_but_the_default_one(tmp_path: Path) -> None:
+    with pytest.raises(SealError, match=r"the folder of the codex .* does not exist"):
+        api.open_codex("sqlite:///no/such/dir/x.db", cwd=tmp_path)
+    assert not (tmp_path / "no").exists()
+    default = api.open_codex(None, cwd=tmp_path / "fresh")
+    assert isinstance(default, SqliteCodex)
+    assert (tmp_path / "fresh" / ".sanctum").is_dir()
 
 
 def test_memory_codex_url() -> None:

@@ -63,7 +63,9 @@ def open_codex(
     (SQLAlchemy's convention) or a plain file path ending in ``.db``, ``.sqlite`` or
     ``.sqlite3`` give a SqliteCodex. ``postgresql://…`` (or ``postgres://…``) gives a
     PostgresCodex (needs the ``postgres`` extra). Anything else is refused, so a typo
-    never becomes a new file.
+    never becomes a new file — nor a new folder: a SQLite file whose folder is
+    missing is refused, unless that folder is ``.sanctum`` (the default's), which is
+    created.
 
     Args:
         url: The store's URL, or None for the default.
@@ -76,7 +78,8 @@ def open_codex(
 
     Raises:
         SealError: If the URL is none of the accepted forms, the store does not exist
-            (with ``must_exist``) or cannot be opened.
+            (with ``must_exist``), a SQLite file's folder is missing (other than
+            ``.sanctum``), or the store cannot be opened.
     """
     path = codex_path(url, cwd=cwd)
     if path is not None:
@@ -121,6 +124,13 @@ def _sqlite(path: Path) -> Codex:
     if path.is_dir():
         raise SealError(
             f"the codex {path} is a directory; name a file such as {path / 'codex.db'}",
+            location=str(path),
+        )
+    if not path.parent.is_dir() and path.parent.name != DEFAULT_CODEX_PATH.parent.name:
+        raise SealError(
+            f"the folder of the codex {path} does not exist ({path.parent}); check the path, "
+            "or create the folder first — a typo never becomes a new folder (only the "
+            f"default {DEFAULT_CODEX_PATH.parent}/ is created when missing)",
             location=str(path),
         )
     try:

@@ -145,6 +145,7 @@ def test_the_resume_hint_round_trips_through_a_shell(
     tmp_path: Path, ritual: Path, invocation: str, codex: str
 ) -> None:
     ritual.write_text(RITUAL.replace("${BANNER}", "plain"), encoding="utf-8")
+    (tmp_path / "my runs").mkdir()  # a codex's folder must exist (but .sanctum/)
     paused = invoke(
         [
             "run",
