@@ -133,6 +133,7 @@ def build_payload(
     stream: bool,
     keep_alive: str | float | None = None,
     options: Mapping[str, Any] | None = None,
+    truncate: bool | None = None,
 ) -> dict[str, Any]:
     """The ``/api/chat`` request body for a transcript (a pure function).
 
@@ -144,10 +145,14 @@ def build_payload(
         stream: Whether Ollama should stream NDJSON lines.
         keep_alive: How long Ollama keeps the model loaded (``"5m"``, seconds, ``-1``).
         options: Model options passed through verbatim (``temperature``, ``num_ctx``...).
+        truncate: ``False`` asks Ollama to answer an error when the prompt exceeds
+            ``num_ctx`` instead of silently dropping the oldest messages; ``None``
+            leaves the key out (Ollama's default, which truncates).
 
     Returns:
         A JSON-serialisable dict: ``model``, ``messages``, ``stream`` and, when given,
-        ``tools``, ``options`` and ``keep_alive``. OllamaOracle sends exactly this.
+        ``tools``, ``options``, ``keep_alive`` and ``truncate``. OllamaOracle sends
+        exactly this.
     """
     model = arcana[len(_ARCANA_PREFIX) :] if arcana.startswith(_ARCANA_PREFIX) else arcana
     payload: dict[str, Any] = {
@@ -161,6 +166,8 @@ def build_payload(
         payload["options"] = dict(options)
     if keep_alive is not None:
         payload["keep_alive"] = keep_alive
+    if truncate is not None:
+        payload["truncate"] = truncate
     return payload
 
 
@@ -269,6 +276,10 @@ class OllamaOracle(ServedOracle):
             (connecting, the answer, the whole stream); must be > 0.
         transport: An ``httpx.AsyncBaseTransport`` instead of the network.
         max_response_bytes: Largest accepted body or stream, in bytes (16 MiB).
+        truncate: ``False`` makes a prompt over ``num_ctx`` an error (classified
+            ``context_overflow``, so compaction can act) instead of Ollama silently
+            dropping the oldest messages; ritual files send ``False``. ``None`` (the
+            default) sends nothing, as the original engine did.
 
     Raises:
         ValueError: If ``timeout`` or ``max_response_bytes`` is not positive.
@@ -284,8 +295,10 @@ class OllamaOracle(ServedOracle):
         timeout: float = DEFAULT_TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        truncate: bool | None = None,
     ) -> None:
         self.model = model
+        self.truncate = truncate
         self.arcana = f"ollama:{model}"
         self.options = dict(options) if options else None
         self.keep_alive = keep_alive
@@ -322,6 +335,7 @@ class OllamaOracle(ServedOracle):
             stream=stream,
             keep_alive=self.keep_alive,
             options=self.options,
+            truncate=self.truncate,
         )
 
     def _check_error(self, data: Any, status: int) -> None:

@@ -185,3 +185,18 @@ def test_every_reason_has_an_action_and_a_fix_that_reads_alone() -> None:
     assert seen <= set(FAULT_REASONS)
     fault = classify_oracle_fault(OracleResponseError("x", status=401, body=""))
     assert fault.describe() == "auth (HTTP 401): check the API key (api_key: '${MY_API_KEY}')"
+
+
+async def test_ollama_is_told_not_to_truncate_so_an_overflow_is_an_error(
+    server: ModelServer,
+) -> None:
+    server.reply(ollama_error(400, "the input length exceeds the context length"))
+    fault, _ = await _fault(OllamaOracle("m", base_url=server.url, truncate=False))
+    assert server.requests[0].json["truncate"] is False
+    assert fault.reason == "context_overflow"
+
+
+async def test_ollama_requests_leave_truncate_out_by_default(server: ModelServer) -> None:
+    server.reply(ollama_error(500, "boom"))
+    await _fault(OllamaOracle("m", base_url=server.url))
+    assert "truncate" not in server.requests[0].json
