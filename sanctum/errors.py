@@ -22,7 +22,8 @@ parse messages (a RitualValidationError carries every :class:`GraphProblem` foun
     ├── RouteError (ValueError)      a router chose a Sigil that does not exist
     ├── DeltaTypeError (TypeError)   a Sigil returned something other than a mapping
     ├── SigilExecutionError          a Sigil raised during a superstep
-    │   └── SigilTimeoutError        ... by running past its policy's timeout
+    │   ├── SigilTimeoutError        ... by running past its policy's timeout
+    │   └── TurnBudgetExceeded       an agent spent max_turns, may not answer (turn-budget)
     ├── RecursionLimitError          too many supersteps without reaching END (recursion-limit)
     ├── SigilJoinError               a join="all" Sigil waits for predecessors that never ran
     ├── WardRejection                a Ward vetoed a Sigil's delta
@@ -38,7 +39,6 @@ parse messages (a RitualValidationError carries every :class:`GraphProblem` foun
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
     │   ├── SpellCallParseError      the repair layer gave up (also a SigilExecutionError)
     │   └── SpellManifestError (ValueError)  a spell.json folder is malformed
-    ├── TurnBudgetExceeded           an agent spent max_turns and may not answer (turn-budget)
     ├── CassetteError (ValueError)   a cassette file is missing, malformed or unwritable
     ├── CassetteMismatch             a replayed request differs from the recording
     ├── RitualFileError              a ritual file (YAML) is malformed
@@ -88,9 +88,9 @@ __all__ = [
     "SpellError",
     "SpellExecutionError",
     "SpellManifestError",
-    "TurnBudgetExceeded",
     "StreamModeError",
     "TraceFileError",
+    "TurnBudgetExceeded",
     "WardRejection",
 ]
 
@@ -603,5 +603,5 @@ class Interrupt(Exception):
         """Whether the scheduler already collected the pauses of the same superstep."""
 
 
-from sanctum._queue_errors import LeaseLost  # noqa: E402  (defined apart, for length)
 from sanctum._agent_errors import TurnBudgetExceeded  # noqa: E402  (apart, for length)
+from sanctum._queue_errors import LeaseLost  # noqa: E402  (defined apart, for length)

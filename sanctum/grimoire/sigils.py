@@ -9,13 +9,16 @@ library only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from sanctum.grimoire._agentry import ApprovalPause
+from sanctum.grimoire.guard import GuardLimits
 from sanctum.grimoire.spell import Spell
 from sanctum.grimoire.summon import DEFAULT_ROLE, summon
 from sanctum.grimoire.tome import Tome
 from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.ritual.mandate import interrupt_keeping
 from sanctum.wards.base import Ward
 from sanctum.wards.secrets import Secrets
 
@@ -141,6 +144,11 @@ def agent_sigil(
     messages: str = "messages",
     output: str | None = None,
     wards: Sequence[Ward] | None = None,
+    spells: Collection[str] | None = None,
+    approve: Collection[str] | None = None,
+    guard: GuardLimits | bool | None = None,
+    max_turns: int | None = None,
+    on_budget: str = "answer",
 ) -> Callable[[Mapping[str, Any], Any], Any]:
     """Build a Sigil that runs an Entity (a ``summon`` ReAct loop) as a Circle.
 
@@ -165,15 +173,27 @@ def agent_sigil(
         messages: The outer append Conduit holding the transcript.
         output: Optional Conduit receiving the final answer's text.
         wards: Wards for the inner loop (e.g. a RedactWard for secrets).
+        spells: Allowlist narrowing ``tome`` to these Spells (None: the whole Tome).
+        approve: Access levels that pause for a person before a cast (see ``summon``).
+            The outer Rite needs an ``approvals`` Conduit (reducer ``merge_dict``): a
+            pause keeps the loop's transcript so far in ``messages`` and the pending
+            calls in ``approvals``; resumed, the Sigil continues from that round
+            instead of starting over.
+        guard: The loop guard (see ``summon``).
+        max_turns: The turn budget (see ``summon``).
+        on_budget: ``"answer"`` or ``"fail"`` (see ``summon``).
 
     Returns:
         An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
 
     Raises:
-        ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy.
+        ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy,
+            ``spells`` names a Spell not in ``tome``, or an agent option is invalid.
     """
     from sanctum.ritual import circle
 
+    if spells is not None and tome is not None:
+        tome = tome.only(spells)
     entity = summon(
         oracle,
         tome,
@@ -183,6 +203,10 @@ def agent_sigil(
         max_repair_rounds=max_repair_rounds,
         recursion_limit=recursion_limit,
         wards=wards,
+        approve=approve,
+        guard=guard,
+        max_turns=max_turns,
+        on_budget=on_budget,
     )
     mounted = circle(name, entity)
 
@@ -190,11 +214,21 @@ def agent_sigil(
         start = list(aether.get(messages) or [])
         asked: list[Message] = []
         text = _text(prompt, aether)
-        if text:
+        kept = bool(approve) and bool(start) and bool(start[-1].get("spell_calls"))
+        if text and not kept:  # a loop kept at an approval pause was asked already
             asked.append({"role": "user", "content": text})
-        written = await mounted({"messages": [*start, *asked]}, writer)
+        inner: dict[str, Any] = {"messages": [*start, *asked]}
+        if approve:
+            inner["approvals"] = dict(aether.get("approvals") or {})
+        try:
+            written = await mounted(inner, writer)
+        except ApprovalPause as pause:
+            keep = {messages: pause.transcript[len(start) :], "approvals": pause.pending}
+            interrupt_keeping(pause.reason, keep)
         new_messages = list(written.get("messages", []))
         delta: dict[str, Any] = {messages: [*asked, *new_messages]}
+        if approve and written.get("approvals"):
+            delta["approvals"] = written["approvals"]
         if output is not None:
             answers = [m for m in new_messages if m.get("role") == "assistant"]
             delta[output] = str(answers[-1].get("content", "")) if answers else ""

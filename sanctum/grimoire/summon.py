@@ -41,7 +41,7 @@ from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
 from sanctum.oracle.fallback import note_fallback
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
-from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, START, Rite, Ritual
+from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, Rite, Ritual
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex
@@ -259,6 +259,8 @@ def summon(
 
     async def consult(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = list(aether.get("messages") or [])
+        if policy.approve and transcript and transcript[-1].get("spell_calls"):
+            return {}  # a round kept at an approval pause (in a Circle): cast it first
         seen = agentry.visible(tome)
         schemas = seen.schemas() if seen is not None and len(seen) else None
         compacted: dict[str, Any] = {}
@@ -422,10 +424,7 @@ def summon(
     ritual = Ritual(schema)
     ritual.add_sigil(ORACLE_SIGIL, consult)
     ritual.add_sigil(SPELLS_SIGIL, cast)
-    if policy.approve:  # a loop resumed mid-round (a Circle kept it) starts at spells
-        ritual.add_conditional_edge(START, _entry, [ORACLE_SIGIL, SPELLS_SIGIL])
-    else:
-        ritual.set_entry_point(ORACLE_SIGIL)
+    ritual.set_entry_point(ORACLE_SIGIL)
     ritual.add_conditional_edge(ORACLE_SIGIL, after_oracle, [SPELLS_SIGIL, END])
     if policy.final:
         ritual.add_sigil(agentry.FINAL_SIGIL, final)
@@ -438,17 +437,6 @@ def summon(
     if max_turns is not None and recursion_limit == DEFAULT_RECURSION_LIMIT:
         recursion_limit = max(recursion_limit, 2 * max_turns + 2)
     return ritual.compile(recursion_limit=recursion_limit, codex=codex, wards=wards)
-
-
-def _entry(aether: Mapping[str, Any]) -> str:
-    """``spells`` when the transcript ends with calls no result answers yet."""
-    transcript = aether.get("messages") or []
-    last = transcript[-1] if transcript else {}
-    return (
-        SPELLS_SIGIL
-        if last.get("role") == "assistant" and last.get("spell_calls")
-        else ORACLE_SIGIL
-    )
 
 
 def _spell_message(name: str, call_id: str | None, content: str) -> Message:

@@ -70,7 +70,8 @@ def test_unlabeled_spells_count_as_write_and_bad_labels_are_refused() -> None:
     def shout(text: str) -> str:
         return text.upper()
 
-    assert shout.access is None and shout.level == "write"
+    assert shout.access is None
+    assert shout.level == "write"
     with pytest.raises(ValueError, match="access must be one of read, propose, write"):
         spell(lambda: 1, name="x", access="delete")
     with pytest.raises(ValueError, match="list of role names"):
@@ -101,7 +102,8 @@ async def test_a_hidden_spell_gets_the_unknown_spell_correction_and_does_not_run
     final = await summon(oracle, desk()).ainvoke(ASK, mandate=BOB)
     hidden, unknown = final["messages"][2]["content"], final["messages"][4]["content"]
     assert SEEN == []
-    assert "no spell named" in hidden and "update_email" not in hidden.split("available")[1]
+    assert "no spell named" in hidden
+    assert "update_email" not in hidden.split("available")[1]
     assert hidden.split("available")[1] == unknown.split("available")[1]
 
 
@@ -162,11 +164,14 @@ async def test_only_the_principal_reaches_the_seals() -> None:
     )
     await summon(oracle, desk(), codex=codex).ainvoke(ASK, invocation_id="inv", mandate=ALICE)
     seals = await codex.list("inv")
-    assert seals and all(s.metadata.get(PRINCIPAL_KEY) == "alice" for s in seals)
+    assert seals
+    assert all(s.metadata.get(PRINCIPAL_KEY) == "alice" for s in seals)
     text = json.dumps([[s.aether, s.metadata] for s in seals], default=str)
-    assert "support" not in text and "acme" not in text.replace("ap@acme.test", "")
+    assert "support" not in text
+    assert "acme" not in text.replace("ap@acme.test", "")
     assert "T-7" in text  # the ticket is in the transcript; the subject mapping is not
-    assert '"subject"' not in text and '"roles"' not in text
+    assert '"subject"' not in text
+    assert '"roles"' not in text
 
 
 def test_a_mandate_from_json_and_its_checks() -> None:
