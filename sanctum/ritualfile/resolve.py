@@ -49,7 +49,10 @@ __all__ = [
 ]
 
 PROJECT_MARKERS = (".git", "pyproject.toml", ".sanctum", "sanctum.toml")
-"""Files or folders whose presence marks a project folder."""
+"""Files or folders whose presence marks a project folder (see :func:`project_root`)."""
+
+_STRONG_MARKERS = (".git", "pyproject.toml", "sanctum.toml")
+_CODEX_MARKER = ".sanctum"
 
 _REFERENCE = re.compile(
     r"\A[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*\Z"
@@ -63,20 +66,29 @@ class ResolveError(Exception):
 def project_root(ritual_file: Path, declared: str | None = None) -> Path:
     """The project folder a ritual file's paths must stay inside.
 
+    A codex folder appearing never moves the root: ``.git``, ``pyproject.toml`` and
+    ``sanctum.toml`` are looked for first, and a ``.sanctum`` folder (which any run
+    may create, ``rituals/.sanctum/`` included) counts only when none of them is found
+    — and then the outermost one, so that a new one further in changes nothing.
+
     Args:
         ritual_file: The ritual file.
         declared: The file's ``project:`` entry, relative to the file's folder.
 
     Returns:
-        The declared folder; else the nearest folder at or above the file's holding a
-        project marker (``.git``, ``pyproject.toml``, ``.sanctum``, ``sanctum.toml``);
-        else the file's folder. Always resolved (symlinks followed).
+        The declared folder; else the nearest folder at or above the file's holding
+        ``.git``, ``pyproject.toml`` or ``sanctum.toml``; else the outermost one holding
+        ``.sanctum``; else the file's folder. Always resolved (symlinks followed).
     """
     folder = ritual_file.resolve().parent
     if declared is not None:
         return (folder / declared).resolve()
-    for candidate in (folder, *folder.parents):
-        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+    ancestors = (folder, *folder.parents)
+    for candidate in ancestors:
+        if any((candidate / marker).exists() for marker in _STRONG_MARKERS):
+            return candidate
+    for candidate in reversed(ancestors):
+        if (candidate / _CODEX_MARKER).is_dir():
             return candidate
     return folder
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from tests.cli.helpers import GREET, invoke, write_ritual
+import pytest
+
+from tests.cli.helpers import GREET, REPO, invoke, write_ritual
 
 
 def test_a_codex_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
@@ -25,3 +28,23 @@ def test_the_default_codex_folder_is_created(tmp_path: Path) -> None:
     result = invoke(["run", str(ritual), "-q"], tmp_path)
     assert result.exit_code == 0, result.output
     assert (tmp_path / ".sanctum" / "codex.db").is_file()
+
+
+def _project(tmp_path: Path, marker: str) -> Path:
+    """The shipped rituals and spells in a project marked by ``marker``, with a codex
+    folder inside ``rituals/`` too (what a run started there leaves)."""
+    shutil.copytree(REPO / "rituals", tmp_path / "rituals")
+    shutil.copytree(REPO / "spells", tmp_path / "spells")
+    (tmp_path / marker).mkdir()
+    (tmp_path / "rituals" / ".sanctum").mkdir()
+    return tmp_path / "rituals"
+
+
+@pytest.mark.parametrize("marker", [".git", ".sanctum"])
+def test_a_codex_folder_in_rituals_does_not_move_the_project_root(
+    tmp_path: Path, marker: str
+) -> None:
+    rituals = _project(tmp_path, marker)
+    result = invoke(["validate", "--resolve", "triage.yaml", "research.yaml"], rituals)
+    assert result.exit_code == 0, result.output
+    assert "outside the project folder" not in result.output
