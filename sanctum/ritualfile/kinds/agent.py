@@ -14,7 +14,18 @@ if TYPE_CHECKING:
     from sanctum.ritualfile._builder import Builder
     from sanctum.ritualfile.checks import Checker
 
-__all__ = ["AgentKind", "AgentOptions", "AgentSigil"]
+__all__ = ["AgentKind", "AgentOptions", "AgentSigil", "GuardOptions"]
+
+
+class GuardOptions(Strict):
+    """Thresholds of the loop guard, counted in calls."""
+
+    warn: dict[Literal["repeat_failure", "tool_failure", "same_result"], int] = Field(
+        default_factory=dict, description="From the n-th occurrence the model is warned."
+    )
+    stop: dict[Literal["repeat_failure", "tool_failure", "same_result"], int] = Field(
+        default_factory=dict, description="At n the next call is blocked or the loop halts."
+    )
 
 
 class AgentOptions(Strict):
@@ -30,6 +41,23 @@ class AgentOptions(Strict):
         2, ge=0, description="Correction-only rounds tolerated before giving up."
     )
     recursion_limit: int = Field(25, ge=1, description="Superstep bound of the loop.")
+    spells: list[str] | None = Field(
+        None, description="Allowlist: only these spells of the tome (default: all)."
+    )
+    approve: list[Literal["read", "propose", "write"]] = Field(
+        default_factory=list,
+        description="Access levels whose spells pause for a person before they are cast; "
+        "needs an `approvals` conduit with reducer merge_dict.",
+    )
+    max_turns: int | None = Field(
+        None, ge=1, description="Consultations before a forced plain answer (default: none)."
+    )
+    on_budget: Literal["answer", "fail"] = Field(
+        "answer", description="When max_turns is spent: answer without spells, or fail."
+    )
+    guard: GuardOptions | Literal["on", "off"] = Field(
+        "off", description="Loop guardrails: on (default limits), off, or {warn, stop}."
+    )
 
 
 class AgentSigil(SigilBase):
@@ -68,6 +96,15 @@ class AgentKind(SigilKind):
                 "; define it under `tomes:`",
             )
         checker.conduit(self.path(name, "messages"), sigil.messages, name)
+        if agent.approve:
+            declared = checker.spec.aether.get("approvals")
+            if declared is None or declared.reducer != "merge_dict":
+                checker.problems.add(
+                    self.path(name, "agent", "approve"),
+                    f"sigil {name!r} pauses for approvals, which need a conduit `approvals` "
+                    "with reducer merge_dict; add `approvals: {reducer: merge_dict}` under "
+                    "`aether:`",
+                )
         if sigil.output is not None:
             checker.conduit(self.path(name, "output"), sigil.output, name)
         if sigil.prompt is not None:
@@ -79,8 +116,22 @@ class AgentKind(SigilKind):
         if oracle is None or not builder.resolve:
             return placeholder
         tome = builder.tome(agent.tome) if agent.tome is not None else None
+        from sanctum.grimoire.guard import GuardLimits
         from sanctum.grimoire.sigils import agent_sigil
         from sanctum.grimoire.summon import DEFAULT_ROLE
+
+        guard: GuardLimits | bool = agent.guard == "on"
+        if isinstance(agent.guard, GuardOptions):
+            warn = {str(k): v for k, v in agent.guard.warn.items()}
+            guard = GuardLimits(warn=warn, stop={str(k): v for k, v in agent.guard.stop.items()})
+        if agent.spells is not None and tome is not None:
+            missing = [s for s in agent.spells if s not in tome]
+            if missing:
+                builder.problems.add(
+                    self.path(name, "agent", "spells"),
+                    f"sigil {name!r}: no spell named {missing[0]!r} in tome {agent.tome!r}",
+                )
+                return placeholder
 
         return agent_sigil(
             oracle,
@@ -94,6 +145,11 @@ class AgentKind(SigilKind):
             messages=sigil.messages,
             output=sigil.output,
             wards=builder.inner_wards(),
+            spells=agent.spells,
+            approve=agent.approve,
+            guard=guard,
+            max_turns=agent.max_turns,
+            on_budget=agent.on_budget,
         )
 
 
