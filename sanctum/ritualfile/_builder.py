@@ -156,6 +156,29 @@ class Builder:
         return self._oracle(name, sigil)
 
     def _oracle(self, name: str, sigil: str) -> Oracle | None:
+        """The oracle ``name``, wrapped in a FallbackOracle when its entry names a chain."""
+        oracle = self._one_oracle(name, sigil)
+        chain = [] if name in self.overrides else list(self.spec.oracles[name].fallback)
+        if oracle is None or not chain:
+            return oracle
+        others: list[Oracle] = []
+        for other in chain:
+            if other == name or other not in self.spec.oracles:
+                why = "itself" if other == name else f"{other!r}, which is not under `oracles:`"
+                self.problems.add(
+                    ("oracles", name, "fallback"),
+                    f"oracle {name!r}: fallback names {why}; name other oracles of the file",
+                )
+                return None
+            built = self._one_oracle(other, sigil)
+            if built is None:
+                return None
+            others.append(built)
+        from sanctum.oracle.fallback import FallbackOracle
+
+        return FallbackOracle(oracle, *others, names=[name, *chain])
+
+    def _one_oracle(self, name: str, sigil: str) -> Oracle | None:
         if name in self.overrides:
             return self.overrides[name]
         spec: OracleSpec = self.spec.oracles[name]

@@ -82,6 +82,7 @@ __all__ = [
     "ScriptedOracleSpec",
     "ScriptedResponse",
     "ScriptedSpellCall",
+    "ServedOracle",
     "SetSigil",
     "SigilBase",
     "SigilSpec",
@@ -200,7 +201,25 @@ ScriptLine = Annotated[
 ]
 
 
-class ScriptedOracleSpec(Strict):
+class ServedOracle(Strict):
+    """Keys every oracle entry may have, whatever its provider."""
+
+    fallback: list[str] = Field(
+        default_factory=list,
+        description="Oracles (names under `oracles:`) that answer the same request, in "
+        "order, when this one fails in a way a fallback may hide: nobody listens, the "
+        "model is missing or out of memory, a 5xx or timeout after one retry. A 400, a "
+        "context overflow or refused tools are raised, never hidden.",
+    )
+    context_window: int | None = Field(
+        None,
+        ge=512,
+        description="The model's context window in tokens (num_ctx / n_ctx), for agent "
+        "compaction; learnt from the server's overflow error when absent.",
+    )
+
+
+class ScriptedOracleSpec(ServedOracle):
     """A scripted oracle: answers read from the file, for tests and offline demos."""
 
     provider: Literal["scripted"] = Field(description="scripted — no model is consulted.")
@@ -212,7 +231,7 @@ class ScriptedOracleSpec(Strict):
     )
 
 
-class OllamaOracleSpec(Strict):
+class OllamaOracleSpec(ServedOracle):
     """An Ollama server (local models)."""
 
     provider: Literal["ollama"] = Field(description="ollama — an Ollama server.")
@@ -224,7 +243,7 @@ class OllamaOracleSpec(Strict):
     )
 
 
-class OpenAIOracleSpec(Strict):
+class OpenAIOracleSpec(ServedOracle):
     """Any OpenAI-compatible chat-completions server (llama-server, vLLM, ...)."""
 
     provider: Literal["openai"] = Field(description="openai — an OpenAI-compatible server.")
@@ -241,7 +260,7 @@ class OpenAIOracleSpec(Strict):
     )
 
 
-class LlamaCppOracleSpec(Strict):
+class LlamaCppOracleSpec(ServedOracle):
     """A GGUF model run in-process by llama.cpp (the llamacpp extra)."""
 
     provider: Literal["llamacpp"] = Field(description="llamacpp — in-process llama.cpp.")

@@ -278,8 +278,12 @@ def build_oracle(spec: Any, folder: Path) -> Oracle:
     if isinstance(spec, OllamaOracleSpec):
         from sanctum.oracle.ollama import OllamaOracle
 
-        return OllamaOracle(
-            spec.model, base_url=spec.base_url, options=spec.options or None, **timeout
+        return OllamaOracle(  # an overflow must be an error, never a silent cut
+            spec.model,
+            base_url=spec.base_url,
+            options=spec.options or None,
+            truncate=False,
+            **timeout,
         )
     if isinstance(spec, OpenAIOracleSpec):
         from sanctum.oracle.openai_compat import OpenAICompatibleOracle

@@ -1,0 +1,54 @@
+"""Fallback chains and windows in ritual files: `fallback:` and `context_window:`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sanctum.errors import RitualFileError
+from sanctum.ritualfile import compile_ritual
+from tests.oracle.servers import ModelServer, closed_port, ollama_chat
+from tests.ritualfile.helpers import write
+
+RITUAL = """
+sanctum: 1
+name: t
+aether: {said: {}}
+oracles:
+  main: {provider: ollama, model: "qwen2.5:3b", base_url: "{url}", context_window: 4096,
+         fallback: [tiny]}
+  tiny: {provider: scripted, responses: ["from the fallback"]}
+entry: speak
+sigils:
+  speak: {oracle: main, prompt: "hi", output: said, stream: false, next: END}
+"""
+
+
+async def test_a_dead_primary_in_a_ritual_file_falls_back_to_the_named_oracle(
+    tmp_path: Path,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    rite = compile_ritual(write(tmp_path, RITUAL.replace("{url}", url)))
+    try:
+        assert await rite.ainvoke({}) == {"said": "from the fallback"}
+    finally:
+        await rite.aclose()
+
+
+async def test_ritual_files_tell_ollama_not_to_truncate(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    server.reply(ollama_chat("hello"))
+    rite = compile_ritual(write(tmp_path, RITUAL.replace("{url}", server.url)))
+    try:
+        assert await rite.ainvoke({}) == {"said": "hello"}
+    finally:
+        await rite.aclose()
+    assert server.requests[0].json["truncate"] is False
+
+
+def test_a_fallback_to_an_unknown_oracle_is_reported(tmp_path: Path) -> None:
+    text = RITUAL.replace("{url}", "http://127.0.0.1:9").replace("[tiny]", "[nope]")
+    with pytest.raises(RitualFileError, match="fallback names 'nope', which is not under"):
+        compile_ritual(write(tmp_path, text))
