@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from sanctum.api import InputText, OracleOverride, RitualInputError
@@ -39,13 +40,18 @@ def parse_input_pairs(pairs: Iterable[str], *, option: str = "--input") -> dict[
     return values
 
 
+_HOST_PORT = re.compile(r"\A(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):[0-9]+(/\S*)?\Z")
+"""A bare ``host:port`` address, with an optional path (``127.0.0.1:8080/v1``)."""
+
+
 def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, OracleOverride]:
     """Read ``NAME=provider:model[@URL]`` overrides (``--oracle local=ollama:qwen2.5:0.5b``).
 
     Only the first ``:`` after the ``=`` separates the provider from the model, so model
     tags with colons survive. A trailing ``@http://…`` (or ``@https://…``) gives the
-    server's address, e.g. ``local=openai:qwen@http://127.0.0.1:8080/v1``; without it
-    the ritual's own address is kept when the provider stays the same.
+    server's address, e.g. ``local=openai:qwen@http://127.0.0.1:8080/v1``; a bare
+    ``@host:port[/path]`` means ``http://`` (as in a ritual file's ``base_url``). Without
+    it the ritual's own address is kept when the provider stays the same.
 
     Returns:
         ``{name: OracleOverride}``.
@@ -67,6 +73,8 @@ def parse_oracle_overrides(pairs: Iterable[str]) -> dict[str, OracleOverride]:
         model = model.strip()
         base_url = None
         head, at, address = model.rpartition("@")
+        if at and head and "://" not in address and _HOST_PORT.match(address):
+            address = f"http://{address}"  # a bare host:port, as the file format takes it
         if at and head and "://" in address:
             model, base_url = head, _oracle_address(pair, address)
         overrides[name.strip()] = OracleOverride(provider.strip(), model, base_url)

@@ -386,6 +386,15 @@ def _override_entry(spec: RitualSpec, name: str, wanted: OracleOverride) -> Any:
             name=name,
             source="--oracle",
         )
+    if wanted.provider == "scripted" and wanted.responses is None and base.provider != "scripted":
+        raise RitualInputError(
+            f"--oracle {name}={wanted}: a scripted oracle answers from a script, and the "
+            f"file's oracle {name!r} ({base.provider}) has none; to answer offline, replay a "
+            "recording "
+            "(--replay CASSETTE) or write a test file (`sanctum test`)",
+            name=name,
+            source="--oracle",
+        )
     data: dict[str, Any] = {"provider": wanted.provider, "model": wanted.model}
     kept = base.model_dump(exclude_unset=True)
     if base.provider == wanted.provider:

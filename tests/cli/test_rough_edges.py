@@ -48,3 +48,50 @@ def test_a_codex_folder_in_rituals_does_not_move_the_project_root(
     result = invoke(["validate", "--resolve", "triage.yaml", "research.yaml"], rituals)
     assert result.exit_code == 0, result.output
     assert "outside the project folder" not in result.output
+
+
+def _ollama_ritual(tmp_path: Path) -> Path:
+    return write_ritual(
+        tmp_path,
+        "ask.yaml",
+        """\
+sanctum: 1
+name: ask
+oracles:
+  local: {provider: openai, model: m, base_url: "http://127.0.0.1:9/v1"}
+aether:
+  answer: {type: string}
+entry: ask
+sigils:
+  ask:
+    oracle: local
+    prompt: "Say hi."
+    output: answer
+    next: END
+""",
+    )
+
+
+def test_an_oracle_override_takes_a_bare_host_and_port() -> None:
+    from sanctum.cli._parsing import parse_oracle_overrides
+
+    (override,) = parse_oracle_overrides(["local=openai:m@127.0.0.1:18431/v1"]).values()
+    assert override.base_url == "http://127.0.0.1:18431/v1"
+    assert override.model == "m"
+    (tagged,) = parse_oracle_overrides(["local=ollama:qwen2.5:0.5b"]).values()
+    assert (tagged.model, tagged.base_url) == ("qwen2.5:0.5b", None)  # a tag is no address
+
+
+def test_a_scripted_override_of_a_model_oracle_says_how_to_answer_offline(
+    tmp_path: Path,
+) -> None:
+    ritual = _ollama_ritual(tmp_path)
+    result = invoke(
+        ["run", str(ritual), "--oracle", "local=scripted:x", "--codex", "memory:"], tmp_path
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: --oracle local=scripted:x: a scripted oracle answers from a script, and the "
+        "file's oracle 'local' (openai) has none; to answer offline, replay a recording "
+        "(--replay CASSETTE) or write a test file (`sanctum test`)"
+    ]
