@@ -31,13 +31,14 @@ import typing
 
 from sanctum.__about__ import __version__
 from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
-from sanctum.api._inspect import graph, schema, schema_text, validate, watch
+from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
 from sanctum.api._manage import (
     InvocationDetail,
     delete_invocation,
     prune_invocations,
     show_invocation,
 )
+from sanctum.api._pending import PendingInvocation, pending
 from sanctum.api._perform import Performance
 from sanctum.api._queue import queue_jobs, queue_resume, submit, work
 from sanctum.api._results import (
@@ -60,6 +61,7 @@ from sanctum.api._stores import (
 from sanctum.api._testing import check_test_files, find_test_files, run_test_folder, run_tests
 from sanctum.codex.base import InvocationSummary, Seal
 from sanctum.errors import RitualInputError
+from sanctum.ritual.mandate import Mandate
 from sanctum.ritualfile.binding import InputText, OracleOverride, load_input_file
 from sanctum.wards.secrets import Secrets
 
@@ -73,7 +75,9 @@ __all__ = [
     "InputText",
     "InvocationDetail",
     "InvocationSummary",
+    "Mandate",
     "OracleOverride",
+    "PendingInvocation",
     "Performance",
     "RitualFile",
     "RitualInputError",
@@ -85,6 +89,7 @@ __all__ = [
     "TraceFileError",
     "__version__",
     "check_test_files",
+    "code_references",
     "codex_path",
     "delete_invocation",
     "find_test_files",
@@ -96,6 +101,7 @@ __all__ = [
     "load_trace",
     "omen_to_dict",
     "open_codex",
+    "pending",
     "prune_invocations",
     "queue_jobs",
     "queue_resume",

@@ -10,7 +10,7 @@ from sanctum.api._files import special_file_problem
 from sanctum.api._results import ritual_digest
 from sanctum.errors import FileProblem, RitualFileError
 
-__all__ = ["graph", "schema", "schema_text", "validate", "watch"]
+__all__ = ["code_references", "graph", "schema", "schema_text", "validate", "watch"]
 
 
 def validate(path: str | Path, *, resolve: bool = False) -> list[FileProblem]:
@@ -44,6 +44,27 @@ def validate(path: str | Path, *, resolve: bool = False) -> list[FileProblem]:
         return load(target).check(resolve=resolve)
     except RitualFileError as exc:
         return list(exc.problems)
+
+
+def code_references(path: str | Path) -> list[str]:
+    """The ``module:function`` names a ritual file gives (``call:``, Python reducers).
+
+    ``validate`` without ``resolve`` finds their modules without importing them, so a
+    misspelt *function* shows only when resolving; the command line says so when this
+    is not empty.
+
+    Returns:
+        The references in file order; empty for a test file or a file that cannot be
+        loaded.
+    """
+    from sanctum.ritualfile import load
+
+    if Path(path).name.endswith(".test.yaml"):
+        return []
+    try:
+        return [reference for _, reference in load(path).code_references()]
+    except RitualFileError:
+        return []
 
 
 def graph(path: str | Path, format: str = "mermaid") -> str:

@@ -21,11 +21,13 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
     """Check each file, print ``path:line:column: message`` per problem; return the count.
 
     Ritual files are checked fully; ``NAME.test.yaml`` files as test-case files. Good
-    files print ``path: ok`` unless ``quiet``.
+    files print ``path: ok`` unless ``quiet``; without ``resolve``, a note on stderr
+    says that the Python code they name was looked for but not imported.
     """
     from sanctum import api
 
     bad = 0
+    unimported = False
     for path in paths:
         problems = api.validate(path, resolve=resolve)
         if problems:
@@ -34,6 +36,13 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
                 typer.echo(str(problem))
         elif not quiet:
             typer.echo(f"{path}: ok")
+            unimported = unimported or (not resolve and bool(api.code_references(path)))
+    if unimported:
+        typer.echo(
+            "note: the Python code the rituals name (module:function) was found but not "
+            "imported; `sanctum validate --resolve` imports it and checks the functions",
+            err=True,
+        )
     return bad
 
 

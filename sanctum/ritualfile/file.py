@@ -111,12 +111,48 @@ class RitualFile:
             The problems in file order; empty when the file is sound.
         """
         from sanctum.ritualfile.compiler import compile_ritual
+        from sanctum.ritualfile.resolve import missing_module
 
+        problems: list[FileProblem] = []
         try:
             compile_ritual(self.spec, resolve=resolve, codex=None)
         except RitualFileError as exc:
-            return list(exc.problems)
-        return []
+            problems = list(exc.problems)
+        if not resolve:  # find the modules without importing them
+            folder = self.path.resolve().parent
+            for where, reference in self.code_references():
+                missing = missing_module(reference, folder)
+                if missing is not None:
+                    line, column = self.position(where)
+                    key = where[-1]
+                    problems.append(FileProblem(str(self.path), line, column, f"{key}: {missing}"))
+        return sorted(problems, key=lambda p: (p.line, p.column))
+
+    def code_references(self) -> list[tuple[YamlPath, str]]:
+        """Every ``module:function`` the file names (``call:``, a Python ``reducer:``).
+
+        Returns:
+            ``(where, reference)`` pairs in file order; the file's circles are not
+            included (each is checked as a file of its own).
+        """
+        from sanctum.ritualfile.resolve import is_reference
+
+        found: list[tuple[YamlPath, str]] = []
+
+        def walk(value: Any, where: YamlPath) -> None:
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    if key in ("call", "reducer") and isinstance(item, str):
+                        if is_reference(item):
+                            found.append(((*where, key), item))
+                    else:
+                        walk(item, (*where, key))
+            elif isinstance(value, list):
+                for index, item in enumerate(value):
+                    walk(item, (*where, index))
+
+        walk(self.loaded.data, ())
+        return found
 
     def bind_inputs(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """Check a run's inputs against the declared ``inputs:``; defaults filled in.

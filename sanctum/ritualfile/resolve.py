@@ -43,6 +43,7 @@ __all__ = [
     "build_ward",
     "confine",
     "import_callable",
+    "missing_module",
     "open_codex_url",
     "project_root",
     "scripted_oracle",
@@ -131,6 +132,39 @@ def _sys_path(folder: Path) -> Iterator[None]:
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(entry)
+
+
+def missing_module(reference: str, folder: Path) -> str | None:
+    """Why the module of ``module:function`` cannot be found, without importing it.
+
+    Looks where :func:`import_callable` would: a module file or package beside the
+    ritual file, else an importable module (``importlib.util.find_spec`` of the
+    top-level name, which executes nothing). The function itself is not looked for:
+    that needs the import, which ``--resolve`` does.
+
+    Args:
+        reference: ``"module:function"``.
+        folder: The ritual file's folder.
+
+    Returns:
+        The problem as a sentence, or None when the module can be found.
+    """
+    module_name = reference.partition(":")[0]
+    top = module_name.split(".")[0]
+    relative = Path(*module_name.split("."))
+    beside = (folder / relative.with_suffix(".py"), folder / relative / "__init__.py")
+    if any(path.is_file() for path in beside) or (folder / top).is_dir():
+        return None
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        found = None
+    if found is not None:
+        return None
+    return (
+        f"no module {top!r}: neither {top}.py nor a package {top}/ is beside the ritual "
+        "file, and no installed module has that name; check the spelling"
+    )
 
 
 def import_callable(reference: str, folder: Path) -> Callable[..., Any]:

@@ -95,3 +95,39 @@ def test_a_scripted_override_of_a_model_oracle_says_how_to_answer_offline(
         "file's oracle 'local' (openai) has none; to answer offline, replay a recording "
         "(--replay CASSETTE) or write a test file (`sanctum test`)"
     ]
+
+
+CALLS = """\
+sanctum: 1
+name: calls
+aether:
+  out: {}
+entry: a
+sigils:
+  a:
+    call: nosuchmodule:fn
+    next: b
+  b:
+    call: steps:fn
+    next: END
+"""
+
+
+def test_validate_finds_a_missing_module_without_importing(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "calls.yaml", CALLS)
+    (tmp_path / "steps.py").write_text("raise SystemExit('imported!')\n", encoding="utf-8")
+    result = invoke(["validate", "calls.yaml"], tmp_path)
+    assert result.exit_code == 2
+    assert result.stdout.splitlines() == [
+        "calls.yaml:8:11: call: no module 'nosuchmodule': neither nosuchmodule.py nor a "
+        "package nosuchmodule/ is beside the ritual file, and no installed module has that "
+        "name; check the spelling"
+    ]
+    ritual.write_text(CALLS.replace("nosuchmodule:fn", "steps:fn"), encoding="utf-8")
+    found = invoke(["validate", "calls.yaml"], tmp_path)
+    assert found.exit_code == 0, found.output  # steps.py was found, never run
+    assert found.stdout.splitlines() == ["calls.yaml: ok"]
+    assert found.stderr.splitlines() == [
+        "note: the Python code the rituals name (module:function) was found but not "
+        "imported; `sanctum validate --resolve` imports it and checks the functions"
+    ]
