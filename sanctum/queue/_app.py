@@ -52,7 +52,7 @@ def make_app(conninfo: str) -> Any:
         SealError: If procrastinate is not installed.
     """
     procrastinate = _procrastinate()
-    connector = procrastinate.PsycopgConnector(conninfo=conninfo, kwargs={"autocommit": True})
+    connector = procrastinate.PsycopgConnector(conninfo=conninfo)
     app = procrastinate.App(connector=connector)
     return app
 
