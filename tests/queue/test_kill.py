@@ -19,7 +19,7 @@ from tests.codex.pg import postgres_url
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.slow,
-    pytest.mark.skip(reason="unfinished: worker 0 logs no segment within 20 s under pytest (issue 21)"),
+    pytest.mark.skip(reason="unfinished: worker 0 logs no segment within 20 s (issue 21)"),
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,9 +131,7 @@ def test_a_killed_worker_loses_nothing(database: str, tmp_path: Path) -> None:
         victim.wait()
         _wait(url, ids, "paused", 40)
         for ident in ids:
-            queued = api.queue_resume(
-                ident, {"approved": True, "notes": ["approved"]}, codex=url
-            )
+            queued = api.queue_resume(ident, {"approved": True, "notes": ["approved"]}, codex=url)
             assert not queued.already
         heads = _wait(url, ids, "done", 40)
     finally:
