@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sanctum.api._cassettes import open_cassette
+from sanctum.api._pending import approval_updates
 from sanctum.api._perform import Performance, Staged, masked_setup
 from sanctum.api._results import resume_command
 from sanctum.api._stores import OpenedStore, _describe_codex, open_store
@@ -21,6 +22,7 @@ from sanctum.errors import RitualFileError, SealError
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, Seal
     from sanctum.oracle.base import Oracle
+    from sanctum.ritual.mandate import Mandate
     from sanctum.ritualfile import OracleOverride, RitualFile
     from sanctum.wards.secrets import Secrets
 
@@ -42,6 +44,7 @@ def run(
     record: str | Path | None = None,
     replay: str | Path | None = None,
     cassette: Any = None,
+    mandate: Mandate | None = None,
 ) -> Performance:
     """Perform a ritual file from the start.
 
@@ -104,7 +107,7 @@ def run(
                     record=record, replay=replay, command="run", superstep=0, invocation=ident
                 )
                 rite = file.compile(codex=store.codex, secrets=masks, cassette=tape)
-        call = {"input": bound, "metadata": file.metadata}
+        call = {"input": bound, "metadata": file.metadata, "mandate": mandate}
         return Staged(rite=rite, call=call, ritual=file, store=store, secrets=masks or None)
 
     return Performance(setup, invocation_id=ident, modes=modes, trace_path=trace_path)
@@ -124,6 +127,9 @@ def resume(
     record: str | Path | None = None,
     replay: str | Path | None = None,
     cassette: Any = None,
+    mandate: Mandate | None = None,
+    decision: str | None = None,
+    reason: str | None = None,
 ) -> Performance:
     """Continue an invocation from its latest Seal (or from ``seal_id``).
 
@@ -147,6 +153,11 @@ def resume(
         replay: Answer from the cassette's session recorded by a resume from the
             same Seal superstep.
         cassette: A cassette recorder or player already open.
+        mandate: Who the resume acts for (the approver, say); only the principal is
+            stored (Seal metadata).
+        decision: ``"approve"`` or ``"reject"``: decide every call the paused Seal
+            holds awaiting approval (signed by ``mandate``'s principal).
+        reason: Why, with ``decision`` (the model sees it on a rejection).
 
     Returns:
         A :class:`Performance` to iterate.
@@ -171,7 +182,10 @@ def resume(
                 file = _ritual_of_seal(seal, invocation_id, force=force)
             masks = file.secrets | masks
             with masked_setup(masks, file.path):
-                bound = file.bind_updates(updates or {})
+                asked = dict(updates or {})
+                if decision is not None:
+                    asked.update(approval_updates(seal, decision, reason=reason, mandate=mandate))
+                bound = file.bind_updates(asked)
                 file = _with_oracles(file, oracles)
                 tape = cassette or open_cassette(
                     record=record,
@@ -181,7 +195,7 @@ def resume(
                     invocation=invocation_id,
                 )
                 rite = file.compile(codex=store.codex, secrets=masks, cassette=tape)
-        call: dict[str, Any] = {"metadata": file.metadata}
+        call: dict[str, Any] = {"metadata": file.metadata, "mandate": mandate}
         if bound:
             call["updates"] = bound
         if seal_id is not None:

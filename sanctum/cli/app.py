@@ -14,6 +14,7 @@ import typer
 
 from sanctum.cli import graph as graph_command
 from sanctum.cli import invocations as invocations_command
+from sanctum.cli import pending as pending_command
 from sanctum.cli import queue as queue_command
 from sanctum.cli import resume as resume_command
 from sanctum.cli import run as run_command
@@ -89,6 +90,7 @@ def _root(
 run_command.register(app)
 resume_command.register(app)
 invocations_command.register(app)
+pending_command.register(app)
 seals_command.register(app)
 app.add_typer(trace_command.app, name="trace")
 validate_command.register(app)

@@ -8,6 +8,7 @@ import typer
 
 from sanctum.cli._cassette import RecordOpt, ReplayOpt
 from sanctum.cli._common import EXIT_STATUS_HELP, guarded, json_errors, warn_repeated_keys
+from sanctum.cli._mandate import AsOpt, MandateFileOpt, RoleOpt, mandate_of
 from sanctum.cli._options import (
     CodexOpt,
     JsonOpt,
@@ -63,6 +64,21 @@ def resume(
     record: RecordOpt = None,
     replay: ReplayOpt = None,
     quiet: QuietOpt = False,
+    approve: Annotated[
+        bool,
+        typer.Option("--approve", help="Approve every call the agent paused on."),
+    ] = False,
+    reject: Annotated[
+        bool,
+        typer.Option("--reject", help="Reject every call the agent paused on."),
+    ] = False,
+    reason: Annotated[
+        str | None,
+        typer.Option("--reason", metavar="TEXT", help="Why (with --reject or --approve)."),
+    ] = None,
+    principal: AsOpt = None,
+    role: RoleOpt = None,
+    mandate_file: MandateFileOpt = None,
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
@@ -77,6 +93,10 @@ def resume(
             values.update(api.load_input_file(update_file))
         warn_repeated_keys(updates or [], "--update")
         values.update(parse_input_pairs(updates or [], option="--update"))
+        if approve and reject:
+            raise typer.BadParameter("give --approve or --reject, not both")
+        if reason is not None and not (approve or reject):
+            raise typer.BadParameter("--reason goes with --approve or --reject")
         performance = api.resume(
             invocation,
             updates=values,
@@ -88,6 +108,9 @@ def resume(
             oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,
+            mandate=mandate_of(principal, role, mandate_file),
+            decision="approve" if approve else "reject" if reject else None,
+            reason=reason,
         )
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
@@ -103,6 +126,8 @@ Examples:
   sanctum resume --invocation t-1 --update-file answers.yaml --quiet
   sanctum resume --invocation t-1 --seal 9c34e93a      (a unique prefix of a seal id)
   sanctum resume --invocation t-1 --force              (the ritual file changed since)
+  sanctum resume --invocation t-1 --approve --as carol --role support
+  sanctum resume --invocation t-1 --reject --reason "wrong address"
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum resume --help`` epilog: examples, then the exit statuses."""

@@ -9,6 +9,7 @@ import typer
 
 from sanctum.cli._cassette import RecordOpt, ReplayOpt
 from sanctum.cli._common import EXIT_STATUS_HELP, guarded, json_errors, warn_repeated_keys
+from sanctum.cli._mandate import AsOpt, MandateFileOpt, RoleOpt, mandate_of
 from sanctum.cli._options import (
     CodexOpt,
     JsonOpt,
@@ -62,6 +63,9 @@ def run(
     record: RecordOpt = None,
     replay: ReplayOpt = None,
     quiet: QuietOpt = False,
+    principal: AsOpt = None,
+    role: RoleOpt = None,
+    mandate_file: MandateFileOpt = None,
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
@@ -86,6 +90,7 @@ def run(
             oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,
+            mandate=mandate_of(principal, role, mandate_file),
         )
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 

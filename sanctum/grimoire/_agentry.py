@@ -108,13 +108,15 @@ class LoopPolicy:
         approvals = dict(aether.get("approvals") or {})
         decided: dict[str, dict[str, Any]] = {}
         pending: dict[str, Any] = {}
+        transcript = list(aether.get("messages") or [])
+        turn = sum(1 for m in transcript if m.get("role") == "assistant")
         for call, outcome in entries:
             mended = outcome.call
             if mended is None or mended.spell not in seen:
                 continue
             if seen.get(mended.spell).level not in self.approve:
                 continue
-            call_id = str(call.call_id)
+            call_id = approval_key(turn, call.call_id)
             signature = call_signature(mended.spell, mended.arguments)
             basis = {
                 "spell": mended.spell,
@@ -140,7 +142,7 @@ class LoopPolicy:
                 continue
             pending[call_id] = {**basis, "decision": "pending"}
         if pending:
-            raise ApprovalPause(_question(pending), pending, list(aether.get("messages") or []))
+            raise ApprovalPause(_question(pending), pending, transcript)
         return decided
 
     def delta(
@@ -164,6 +166,16 @@ class LoopPolicy:
         if self.max_turns is not None and int(aether.get("turns") or 0) >= self.max_turns:
             return FINAL_SIGIL
         return "oracle"
+
+
+def approval_key(turn: int, call_id: str | None) -> str:
+    """The key of a call's decision in ``approvals``: its turn and its call id.
+
+    Call ids repeat across turns with some servers (``call_0`` every turn); the turn
+    (the number of assistant messages up to the call, stable across resumes) makes
+    the key unique in the transcript.
+    """
+    return f"{turn}:{call_id}"
 
 
 def loop_policy(

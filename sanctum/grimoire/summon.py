@@ -347,7 +347,8 @@ def summon(
                 )
             assert seen is not None  # a castable call names a Spell of the Tome
             chosen = seen.get(mended.spell)
-            decision = decided.get(str(call.call_id))
+            turn = sum(1 for m in transcript if m.get("role") == "assistant")
+            decision = decided.get(agentry.approval_key(turn, call.call_id))
             if decision is not None and decision.get("decision") == "reject":
                 results.append(
                     _spell_message(

@@ -62,22 +62,22 @@ async def test_a_write_pauses_before_it_is_cast_and_the_seal_lists_it() -> None:
     _, pause = await paused(codex)
     assert DONE == []
     assert READ == ["T-7"]
-    assert pause.reason == 'Approve update_email(ticket="T-7", email="ap@acme.test") [call_2_1]?'
+    assert pause.reason == 'Approve update_email(ticket="T-7", email="ap@acme.test") [2:call_2_1]?'
     seal = await codex.get("t7")
     assert seal is not None
     assert seal.interrupt is not None
-    assert seal.aether["approvals"]["call_2_1"]["decision"] == "pending"
+    assert seal.aether["approvals"]["2:call_2_1"]["decision"] == "pending"
     assert seal.metadata["mandate_principal"] == "alice"
 
 
 async def test_approve_casts_it_once_under_the_approver_s_mandate() -> None:
     codex = MemoryCodex()
     rite, _ = await paused(codex)
-    decision = {"call_2_1": {"decision": "approve", "by": "carol"}}
+    decision = {"2:call_2_1": {"decision": "approve", "by": "carol"}}
     final = await rite.ainvoke(invocation_id="t7", updates={"approvals": decision}, mandate=CAROL)
     assert DONE == [("ap@acme.test", "carol")]
     assert final["messages"][-1]["content"] == "Done."
-    assert final["approvals"]["call_2_1"]["decision"] == "approve"
+    assert final["approvals"]["2:call_2_1"]["decision"] == "approve"
     seal = await codex.get("t7")
     assert seal is not None
     assert seal.metadata["mandate_principal"] == "carol"
@@ -86,7 +86,7 @@ async def test_approve_casts_it_once_under_the_approver_s_mandate() -> None:
 async def test_reject_reaches_the_model_as_a_spell_message() -> None:
     codex = MemoryCodex()
     rite, _ = await paused(codex)
-    decision = {"call_2_1": {"decision": "reject", "reason": "wrong address", "by": "carol"}}
+    decision = {"2:call_2_1": {"decision": "reject", "reason": "wrong address", "by": "carol"}}
     final = await rite.ainvoke(invocation_id="t7", updates={"approvals": decision}, mandate=CAROL)
     assert DONE == []
     rejected = final["messages"][4]
@@ -102,10 +102,10 @@ async def test_an_identical_reissue_after_a_rejection_is_rejected_without_asking
     )
     script = [*responses()[:2], again, "Understood."]
     rite, _ = await paused(codex, script)
-    decision = {"call_2_1": {"decision": "reject", "reason": "no", "by": "carol"}}
+    decision = {"2:call_2_1": {"decision": "reject", "reason": "no", "by": "carol"}}
     final = await rite.ainvoke(invocation_id="t7", updates={"approvals": decision}, mandate=CAROL)
     assert DONE == []
-    assert final["approvals"]["call_3_1"]["auto"] is True
+    assert final["approvals"]["3:call_3_1"]["auto"] is True
     assert final["messages"][-1]["content"] == "Understood."
 
 
@@ -151,7 +151,7 @@ async def test_an_agent_circle_resumes_where_it_paused() -> None:
     seal = await codex.get("c")
     assert seal is not None
     assert len(seal.aether["messages"]) == 4
-    decision = {"call_2_1": {"decision": "approve", "by": "carol"}}
+    decision = {"2:call_2_1": {"decision": "approve", "by": "carol"}}
     final = await rite.ainvoke(invocation_id="c", updates={"approvals": decision}, mandate=CAROL)
     assert DONE == [("ap@acme.test", "carol")]
     assert READ == ["T-7"]

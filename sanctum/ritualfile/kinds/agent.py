@@ -116,6 +116,8 @@ class AgentKind(SigilKind):
         if oracle is None or not builder.resolve:
             return placeholder
         tome = builder.tome(agent.tome) if agent.tome is not None else None
+        if agent.approve:
+            oracle = _resumable(oracle)
         from sanctum.grimoire.guard import GuardLimits
         from sanctum.grimoire.sigils import agent_sigil
         from sanctum.grimoire.summon import DEFAULT_ROLE
@@ -154,3 +156,23 @@ class AgentKind(SigilKind):
 
 
 KIND = register(AgentKind())
+
+
+def _resumable(oracle: Any) -> Any:
+    """A scripted oracle behind an approving agent, answering by the turns already taken.
+
+    An approval pauses the agent; the resume (often a new process) builds the oracle
+    afresh. Reading the script at the number of assistant turns in the transcript (not
+    at a per-process counter) continues it where the pause left it.
+    """
+    from sanctum.oracle.scripted import ScriptedOracle
+
+    if type(oracle) is not ScriptedOracle:
+        return oracle
+
+    class ResumableScript(ScriptedOracle):
+        def _next(self, messages: Any, spells: Any) -> Any:
+            self._position = sum(1 for m in messages if m.get("role") == "assistant")
+            return super()._next(messages, spells)
+
+    return ResumableScript(oracle.script, arcana=oracle.arcana)
