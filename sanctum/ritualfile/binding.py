@@ -298,7 +298,39 @@ def _type_problem(key: str, value: Any, type_name: Any, *, what: str) -> str:
     """The message for a value of the wrong type."""
     shown = json.dumps(value, ensure_ascii=False, default=repr)
     kind = "string" if isinstance(value, str) else type(value).__name__
-    return f"{what} {key!r} must be of type {type_name}, got {kind} {shown}"
+    return f"{what} {key!r} must be of type {type_name}, got {kind} {shown}" + _type_hint(
+        value, type_name
+    )
+
+
+def _type_hint(value: Any, type_name: Any) -> str:
+    """What to write instead, for the mistakes people make most (or "")."""
+    if type_name == "boolean":
+        return "; give true or false"
+    if type_name == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return (
+            "; YAML and JSON read an unquoted number as a number (3.10 becomes 3.1): "
+            "quote it to keep the text as written"
+        )
+    return ""
+
+
+def _untyped_problem(key: str, value: Any, declaration: Any) -> str | None:
+    """Why an update of an untyped conduit does not fit its boolean default, or None.
+
+    An untyped conduit whose default is ``true`` or ``false`` is read as a switch (an
+    ``until:`` tests it): ``--update approved=yes`` would store the text "yes", which
+    no condition can read, so it is refused here rather than failing the run later.
+    """
+    default = _field(declaration, "default")
+    if isinstance(default, bool) and not isinstance(value, bool):
+        kind = "string" if isinstance(value, str) else type(value).__name__
+        shown = json.dumps(value, ensure_ascii=False, default=repr)
+        return (
+            f"conduit {key!r} holds true or false (its default is {json.dumps(default)}), "
+            f"got {kind} {shown}; give true or false"
+        )
+    return None
 
 
 def _declared_inputs(spec: RitualSpec) -> dict[str, Any]:
@@ -424,6 +456,8 @@ def bind_updates(spec: RitualSpec, updates: Mapping[str, Any]) -> dict[str, Any]
         _require_finite(read, name=key, source="update")
         reducer = _field(declaration, "reducer") if key in conduits else None
         problem = _update_problem(key, read, type_name, reducer)
+        if problem is None and type_name is None and reducer in (None, "overwrite"):
+            problem = _untyped_problem(key, read, declaration)
         if problem is not None:
             raise RitualInputError(problem + "; nothing was resumed", name=key, source="--update")
         checked[key] = read

@@ -131,3 +131,53 @@ def test_validate_finds_a_missing_module_without_importing(tmp_path: Path) -> No
         "note: the Python code the rituals name (module:function) was found but not "
         "imported; `sanctum validate --resolve` imports it and checks the functions"
     ]
+
+
+SWITCH = """\
+sanctum: 1
+name: switch
+inputs:
+  version: {type: string, default: "1.0"}
+aether:
+  approved: {default: false}
+  typed: {type: boolean, default: false}
+entry: ask
+sigils:
+  ask:
+    interrupt: "approve?"
+    until: "approved"
+    next: END
+"""
+
+
+def test_an_update_of_a_switch_must_be_true_or_false(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "switch.yaml", SWITCH)
+    paused = invoke(["run", str(ritual), "--invocation", "s1", "-q"], tmp_path)
+    assert paused.exit_code == 3, paused.output
+    untyped = invoke(["resume", "--invocation", "s1", "--update", "approved=yes"], tmp_path)
+    assert untyped.exit_code == 2
+    assert untyped.stderr.splitlines() == [
+        "error: conduit 'approved' holds true or false (its default is false), got string "
+        '"yes"; give true or false; nothing was resumed'
+    ]
+    typed = invoke(["resume", "--invocation", "s1", "--update", "typed=yes"], tmp_path)
+    assert typed.exit_code == 2
+    assert typed.stderr.splitlines() == [
+        "error: conduit 'typed' must be of type boolean, got string \"yes\"; give true or "
+        "false; nothing was resumed"
+    ]
+    listed = invoke(["invocations", "--status", "paused", "--json"], tmp_path)
+    assert '"invocation_id": "s1"' in listed.stdout  # still paused: nothing ran
+    done = invoke(["resume", "--invocation", "s1", "--update", "approved=true", "-q"], tmp_path)
+    assert done.exit_code == 0, done.output
+
+
+def test_a_number_for_a_string_input_says_quote_it(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "switch.yaml", SWITCH)
+    (tmp_path / "in.yaml").write_text("version: 3.10\n", encoding="utf-8")
+    result = invoke(["run", str(ritual), "--input-file", "in.yaml", "--codex", "memory:"], tmp_path)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: input 'version' must be of type string, got float 3.1; YAML and JSON read an "
+        "unquoted number as a number (3.10 becomes 3.1): quote it to keep the text as written"
+    ]
