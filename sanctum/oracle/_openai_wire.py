@@ -144,10 +144,10 @@ def build_payload(
             last so they win over the fields above.
 
     Returns:
-        A JSON-serialisable dict: ``model``, ``messages``, ``stream``, ``tools`` and
-        ``tool_choice: "auto"`` when Spells are offered, then ``extra_body``.
-        (OpenAICompatibleOracle adds ``stream_options`` when it streams, before its
-        own ``extra_body``.)
+        A JSON-serialisable dict: ``model``, ``messages``, ``stream``, ``tools`` when
+        Spells are offered, then ``extra_body`` (the original engine's shape).
+        OpenAICompatibleOracle adds ``tool_choice: "auto"`` beside the tools and
+        ``stream_options`` when it streams, before its own ``extra_body``.
     """
     model = arcana[len(_ARCANA_PREFIX) :] if arcana.startswith(_ARCANA_PREFIX) else arcana
     payload: dict[str, Any] = {
@@ -157,8 +157,6 @@ def build_payload(
     }
     if spells:
         payload["tools"] = to_openai_tools(spells)
-        # Without it llama-cpp-python's server drops the tools and answers 200.
-        payload["tool_choice"] = "auto"
     if extra_body:
         payload.update(extra_body)
     return payload

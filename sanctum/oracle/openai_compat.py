@@ -176,10 +176,12 @@ class OpenAICompatibleOracle(ServedOracle):
 
         Returns:
             A JSON-serialisable dict: ``model``, ``messages``, ``stream``, ``tools``
-            when Spells are offered, ``stream_options`` when streaming, and
-            ``extra_body`` merged last.
+            and ``tool_choice: "auto"`` when Spells are offered, ``stream_options``
+            when streaming, and ``extra_body`` merged last.
         """
         payload = build_payload(self.model, messages, spells, stream=stream)
+        if spells:  # without it llama-cpp-python's server drops the tools, answering 200
+            payload["tool_choice"] = "auto"
         if stream and self.stream_usage:
             payload["stream_options"] = {"include_usage": True}
         payload.update(self.extra_body)
