@@ -185,6 +185,7 @@ def resume(
                 asked = dict(updates or {})
                 if decision is not None:
                     asked.update(approval_updates(seal, decision, reason=reason, mandate=mandate))
+                _refuse_lost_sigils(seal, file, invocation_id)
                 bound = file.bind_updates(asked)
                 file = _with_oracles(file, oracles)
                 tape = cassette or open_cassette(
@@ -397,6 +398,29 @@ def _ritual_of_seal(seal: Seal, invocation_id: str, *, force: bool) -> RitualFil
     if recorded and not force and file.digest != recorded:
         raise _changed_error(path, invocation_id)
     return file
+
+
+def _refuse_lost_sigils(seal: Seal, file: RitualFile, invocation_id: str) -> None:
+    """Refuse a Seal whose next sigils the ritual file no longer has (renamed, removed).
+
+    Raises:
+        SealError: Naming the sigils, the file and the way on; nothing was resumed.
+    """
+    from sanctum.ritual.constants import END
+
+    lost = [name for name in seal.frontier if name != END and name not in file.spec.sigils]
+    if not lost:
+        return
+    names = ", ".join(repr(name) for name in lost)
+    noun = "sigil" if len(lost) == 1 else "sigils"
+    raise SealError(
+        f"the ritual file {file.path} no longer has the {noun} {names} that invocation "
+        f"{invocation_id!r} continues with (renamed or removed since seal "
+        f"{seal.seal_id[:12]}); restore the {noun}, or resume from an earlier seal with "
+        f"--seal (see `sanctum seals --invocation {invocation_id}`); nothing was resumed",
+        invocation_id=invocation_id,
+        seal_id=seal.seal_id,
+    )
 
 
 def _changed(path: Path, recorded: Any, *, force: bool) -> bool:

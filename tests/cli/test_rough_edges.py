@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -181,3 +182,23 @@ def test_a_number_for_a_string_input_says_quote_it(tmp_path: Path) -> None:
         "error: input 'version' must be of type string, got float 3.1; YAML and JSON read an "
         "unquoted number as a number (3.10 becomes 3.1): quote it to keep the text as written"
     ]
+
+
+def test_resume_force_after_a_sigil_was_renamed_names_the_sigil(tmp_path: Path) -> None:
+    ritual = write_ritual(tmp_path, "switch.yaml", SWITCH)
+    paused = invoke(["run", str(ritual), "--invocation", "s1", "-q"], tmp_path)
+    assert paused.exit_code == 3, paused.output
+    seal = json.loads(invoke(["invocations", "show", "s1", "--json"], tmp_path).stdout)["seal_id"]
+    ritual.write_text(SWITCH.replace("  ask:", "  asking:").replace("entry: ask", "entry: asking"))
+    args = ["resume", "--invocation", "s1", "--force", "--update", "approved=true"]
+    result = invoke(args, tmp_path)
+    assert result.exit_code == 2
+    assert result.stdout == ""  # no "✗ failed": nothing ran
+    assert result.stderr.splitlines() == [
+        f"error: the ritual file {ritual.resolve()} no longer has the sigil 'ask' that "
+        f"invocation 's1' continues with (renamed or removed since seal {seal[:12]}); "
+        "restore the sigil, or resume from an earlier seal with --seal (see `sanctum seals "
+        "--invocation s1`); nothing was resumed"
+    ]
+    status = json.loads(invoke(["invocations", "show", "s1", "--json"], tmp_path).stdout)
+    assert status["status"] == "paused"
