@@ -398,9 +398,14 @@ def _unreadable_correction(name: str, tome: Tome | None, raw: str = "") -> str:
             f"{_signature(name, parameters)}"
         )
     why = why.replace("its arguments are", "it is").replace("its arguments stop", "it stops")
+    like = '{"spell": ..., "arguments": {...}}'
+    if tome is not None and len(tome):
+        first = tome.names[0]  # a real call, not a placeholder a small model copies back
+        arguments = json.loads(_example({}, tome.get(first).parameters or {}, False))
+        like = _dump({"spell": first, "arguments": arguments})
     return (
         f"Your spell call could not be read: {why}. Send it again as one JSON object with "
-        'double quotes, like {"spell": "NAME", "arguments": {...}}. '
+        f"double quotes, like {like}. "
         f"The available spells are: {_available(tome)}."
     )
 

@@ -277,3 +277,10 @@ def test_a_value_correction_never_repeats_the_rejected_value() -> None:
     corrected = repair_spell_call(SpellCall("pick", {"n": -5, "label": "x"}), tome).correction
     assert corrected is not None
     assert corrected.rsplit("for example:", 1)[1].strip() == '{"n": 2, "label": "x"}'
+
+
+def test_an_unreadable_call_is_answered_with_a_real_example() -> None:
+    outcome = repair_spell_call(SpellCall("", {MALFORMED_KEY: "The spell is:\n<"}), corpus_tome())
+    assert outcome.correction is not None
+    assert "NAME" not in outcome.correction
+    assert 'like {"spell": "get_weather", "arguments": {"city": "..."}}' in outcome.correction
