@@ -1,14 +1,14 @@
 """The error a worker meets when another worker took its Invocation over.
 
 Private: import :class:`LeaseLost` from :mod:`sanctum.errors`. It lives here only to keep
-that module within its length; like it, this module imports only the standard library
-and :mod:`sanctum.errors` itself.
+that module within its length; it imports only the standard library and the roots of
+the tree (:mod:`sanctum._errorroots`), never :mod:`sanctum.errors`, which imports it.
 """
 
 from __future__ import annotations
 
 from sanctum._errorcodes import ErrorCode
-from sanctum.errors import SealError
+from sanctum._errorroots import SealError
 
 __all__ = ["LeaseLost"]
 

@@ -28,7 +28,8 @@ parse messages (a RitualValidationError carries every :class:`GraphProblem` foun
     ├── SigilJoinError               a join="all" Sigil waits for predecessors that never ran
     ├── WardRejection                a Ward vetoed a Sigil's delta
     ├── SealError                    a Seal could not be written, read or resumed
-    │   └── CodexUnavailableError    ... because the store cannot be used right now
+    │   ├── CodexUnavailableError    ... because the store cannot be used right now
+    │   └── LeaseLost                ... because another worker took the run over (lease-lost)
     ├── StreamModeError (ValueError) astream was given an unknown mode
     ├── OracleError                  the model could not be consulted
     │   ├── OracleConnectionError    nobody listens at the model server's address
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sanctum._errorcodes import ErrorCode, GraphProblem
+from sanctum._errorroots import SanctumError, SealError, SigilExecutionError
 
 __all__ = [
     "AetherValidationError",
@@ -93,14 +95,6 @@ __all__ = [
     "TurnBudgetExceeded",
     "WardRejection",
 ]
-
-
-class SanctumError(Exception):
-    """The root of every sanctum failure.
-
-    Catch this to handle any error the engine, the YAML layer or the adapters raise.
-    :class:`Interrupt` is not a subclass: a pause is not a failure.
-    """
 
 
 # --------------------------------------------------------------------------- ritual
@@ -175,29 +169,6 @@ class DeltaTypeError(SanctumError, TypeError):
         super().__init__(message)
         self.sigil = sigil
         self.returned = returned
-
-
-class SigilExecutionError(SanctumError):
-    """A Sigil failed mid-ritual and the superstep was abandoned.
-
-    The sibling Sigils of that superstep are cancelled and none of its deltas are
-    applied. ``sigil`` is the failing Sigil, ``aether`` a snapshot of the Aether at the
-    moment of failure, ``invocation_id`` the run; the original exception is chained as
-    ``__cause__``.
-    """
-
-    def __init__(
-        self,
-        message: str = "",
-        *,
-        sigil: str = "",
-        aether: Mapping[str, Any] | None = None,
-        invocation_id: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.sigil = sigil
-        self.aether: dict[str, Any] = dict(aether or {})
-        self.invocation_id = invocation_id
 
 
 class SigilTimeoutError(SigilExecutionError):
@@ -295,30 +266,6 @@ class WardRejection(SanctumError):
         self.reason = reason
 
 
-class SealError(SanctumError):
-    """A Seal — a checkpoint — could not be written, read or resumed from.
-
-    Raised when resumption lacks a Codex or an invocation_id, no Seals exist, a
-    seal_id is unknown, state cannot be serialised, a store is unreachable or corrupt,
-    or another process advanced the Invocation first. ``invocation_id``, ``seal_id``
-    and ``location`` (a file path or a server address, never a password) give context
-    where known.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        invocation_id: str | None = None,
-        seal_id: str | None = None,
-        location: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.invocation_id = invocation_id
-        self.seal_id = seal_id
-        self.location = location
-
-
 class CodexUnavailableError(SealError):
     """The Codex cannot be used right now; nothing about the request is wrong.
 
@@ -362,79 +309,6 @@ class CassetteMismatch(SanctumError):
 
 class StreamModeError(SanctumError, ValueError):
     """``astream`` was given an unknown stream mode, or none at all."""
-
-
-# --------------------------------------------------------------------------- oracle
-
-
-class OracleError(SanctumError):
-    """The Oracle — the LLM adapter — could not be consulted.
-
-    Base class of all Oracle adapter failures. ``endpoint`` names the URL or model
-    file involved where known.
-    """
-
-    def __init__(self, message: str, *, endpoint: str | None = None) -> None:
-        super().__init__(message)
-        self.endpoint = endpoint
-
-
-class OracleConnectionError(OracleError):
-    """No one answered at the Oracle's address (connection refused, DNS failure)."""
-
-
-class OracleTimeoutError(OracleError):
-    """The Oracle stayed silent past the allotted time (``timeout`` seconds)."""
-
-    def __init__(
-        self, message: str, *, endpoint: str | None = None, timeout: float | None = None
-    ) -> None:
-        super().__init__(message, endpoint=endpoint)
-        self.timeout = timeout
-
-
-class OracleResponseError(OracleError):
-    """The Oracle's voice arrived, but as a refusal.
-
-    The server answered with an error status. ``status`` is the HTTP status (``None``
-    for in-process models), ``body`` a snippet of what the server said.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str | None = None,
-        status: int | None = None,
-        body: str = "",
-    ) -> None:
-        super().__init__(message, endpoint=endpoint)
-        self.status = status
-        self.body = body
-
-
-class OracleOutputError(OracleResponseError):
-    """The Oracle spoke, but its own server could not read what the model wrote.
-
-    Raised for llama-server's 500 ``"Failed to parse input at pos N: <output>"``: a
-    model-output failure (a malformed tool call), not a transport failure — worth
-    repairing or retrying. ``output`` holds the model output the server quoted, in
-    full. The adapters catch it and answer with an OracleResponse whose text is
-    ``output`` (so the Grimoire's text parser and repair layer see it); it reaches the
-    caller only when nothing was recoverable (``output == ""``).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str | None = None,
-        status: int | None = None,
-        body: str = "",
-        output: str = "",
-    ) -> None:
-        super().__init__(message, endpoint=endpoint, status=status, body=body)
-        self.output = output
 
 
 # --------------------------------------------------------------------------- grimoire
@@ -604,4 +478,11 @@ class Interrupt(Exception):
 
 
 from sanctum._agent_errors import TurnBudgetExceeded  # noqa: E402  (apart, for length)
+from sanctum._oracle_errors import (  # noqa: E402  (defined apart, for length)
+    OracleConnectionError,
+    OracleError,
+    OracleOutputError,
+    OracleResponseError,
+    OracleTimeoutError,
+)
 from sanctum._queue_errors import LeaseLost  # noqa: E402  (defined apart, for length)
