@@ -258,6 +258,12 @@ def rejected_content(spell: str, entry: Mapping[str, Any]) -> str:
     )
 
 
+def signed(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision as the transcript records it on the call's spell message."""
+    kept = {k: entry[k] for k in ("decision", "by", "reason", "auto") if entry.get(k)}
+    return kept
+
+
 def guarded(decision: GuardDecision, spell: str, call_id: str | None, writer: Writer) -> str | None:
     """Emit the Omen of a block or a halt; returns the halt code, if any."""
     if decision.action in ("block", "halt"):

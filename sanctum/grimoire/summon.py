@@ -355,7 +355,10 @@ def summon(
                         mended.spell, call.call_id, agentry.rejected_content(mended.spell, decision)
                     )
                 )
+                results[-1]["approval"] = agentry.signed(decision)
                 continue
+            if decision is not None and isinstance(decision.get("arguments"), Mapping):
+                mended = SpellCall(mended.spell, dict(decision["arguments"]), mended.call_id)
             verdict = watch.before(mended.spell, mended.arguments) if watch else None
             if verdict is not None and verdict.action == "block":
                 halt = agentry.guarded(verdict, mended.spell, call.call_id, writer)
@@ -388,6 +391,8 @@ def summon(
                 if verdict.message:
                     content = f"{content}\n\n{verdict.message}"
             results.append(_spell_message(mended.spell, call.call_id, content))
+            if decision is not None:  # the transcript says who let the write through
+                results[-1]["approval"] = agentry.signed(decision)
         extra = policy.delta(watch, halt, decided)
         if executable or not rejected:
             return {"messages": results, "repair_rounds": 0, "rejected_calls": [], **extra}

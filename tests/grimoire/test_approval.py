@@ -165,3 +165,12 @@ async def test_an_agent_circle_resumes_where_it_paused() -> None:
         "assistant",
     ]
     assert len(oracle.calls) == 3  # nothing was asked twice
+
+
+async def test_an_approval_may_edit_the_arguments() -> None:
+    codex = MemoryCodex()
+    rite, _ = await paused(codex)
+    edited = {"ticket": "T-7", "email": "billing@acme.test"}
+    decision = {"2:call_2_1": {"decision": "approve", "by": "carol", "arguments": edited}}
+    await rite.ainvoke(invocation_id="t7", updates={"approvals": decision}, mandate=CAROL)
+    assert DONE == [("billing@acme.test", "carol")]
