@@ -53,7 +53,7 @@ __all__ = [
     "judge",
     "load_test_file",
     "no_cases_result",
-    ]
+]
 
 TEST_SUFFIX = ".test.yaml"
 
