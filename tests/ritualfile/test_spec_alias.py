@@ -41,3 +41,18 @@ def test_the_old_test_runner_name_still_runs_cases(tmp_path: Path) -> None:
     results = spec.run_ritual_tests(tmp_path / "rituals" / "hello.test.yaml")
     assert results
     assert all(result.passed for result in results), results
+
+
+def test_the_old_testcases_module_keeps_its_runner() -> None:
+    code = (
+        "import warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "from sanctum.spec.testcases import RitualTestSpec, run_ritual_tests\n"
+        "from sanctum.ritualfile.testcases import RitualTestSpec as New\n"
+        "assert RitualTestSpec is New and callable(run_ritual_tests)\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "ok"
