@@ -54,12 +54,15 @@ def request_digest(request: Mapping[str, Any]) -> str:
 
     Args:
         request: A mapping with ``messages`` (a list of message dicts) and ``spells``
-            (a list of JSON schemas, or None); other keys are not digested.
+            (a list of JSON schemas, or None), and for a constrained call (constrained
+            decoding) the ``schema`` the answer was held to; other keys are not digested.
 
     Returns:
         The digest, e.g. ``"sha256:9f86d0…"``.
     """
     body = {"messages": request.get("messages"), "spells": request.get("spells")}
+    if request.get("schema") is not None:
+        body["schema"] = request["schema"]
     return "sha256:" + hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
 
 

@@ -257,6 +257,7 @@ class RecordingOracle(StreamingOracle):
         self.provider = provider or provider_of(inner)
         self.model = model or str(getattr(inner, "arcana", "unknown"))
         self.arcana = str(getattr(inner, "arcana", "unknown"))
+        self.constrains_output = bool(getattr(inner, "constrains_output", False))
 
     def _request(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None
@@ -293,6 +294,20 @@ class RecordingOracle(StreamingOracle):
         """
         request = self._request(messages, spells)
         response = await self.inner.generate(messages, spells)
+        self._record(request, response, None)
+        return response
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """Ask ``inner`` for an answer held to ``schema`` and record it (with the schema).
+
+        Raises:
+            OracleError: As ``inner`` does (nothing is recorded).
+        """
+        request = self._request(messages, None)
+        request["schema"] = jsonable(dict(schema))
+        response = await self.inner.generate_constrained(messages, schema)
         self._record(request, response, None)
         return response
 

@@ -15,6 +15,8 @@ A cassette is one JSON Lines file (UTF-8, one JSON object per line):
   "digest": "sha256:…", "request": {"messages": […], "spells": […] | null,
   "options": {…}}, "answer": {"text": "…", "spell_calls": [{"spell", "arguments",
   "call_id"}], "usage": {…}}, "stream": [[0.0125, "Hel"], [0.031, "lo"]] | null}`` —
+  a constrained call (``spell_calling: constrained``) also records the JSON Schema the
+  answer was held to as ``request.schema``, which is digested and compared too;
   ``number`` counts the calls of one oracle from one sigil, 1-based, over the whole
   cassette; ``stream`` holds the streamed text chunks with their offsets in seconds
   from the start of the call (null for a call answered in one piece).
@@ -228,8 +230,10 @@ class CassettePlayer:
         sigil: str | None,
         messages: Sequence[Message],
         spells: Sequence[dict[str, Any]] | None,
+        schema: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The recorded call answering this request, marked as used.
+        """The recorded call answering this request, marked as used (``schema``: the
+        JSON Schema of a constrained call).
 
         Raises:
             CassetteMismatch: If no recorded call of (oracle, sigil) is left, or none
@@ -240,6 +244,8 @@ class CassettePlayer:
             "messages": jsonable(list(messages)),
             "spells": None if spells is None else jsonable(list(spells)),
         }
+        if schema is not None:
+            actual["schema"] = jsonable(dict(schema))
         if self._masker is not None:
             actual = self._masker.mask(actual)
         match, ignore = self.rules(oracle)
@@ -297,6 +303,8 @@ class CassettePlayer:
             return bool(recorded.get("digest") == request_digest(actual))
         request = recorded.get("request") or {}
         wanted = {"messages": request.get("messages"), "spells": request.get("spells")}
+        if request.get("schema") is not None:
+            wanted["schema"] = request["schema"]
         return bool(blank(wanted, ignore) == blank(dict(actual), ignore))
 
     def spell_result(self, spell: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -360,8 +368,26 @@ class ReplayOracle(StreamingOracle):
                 sigil = sigils[0]
         self.name = name
         self.sigil = sigil
-        first = (self.player._calls.get((name, sigil)) or [{}])[0]
-        self.arcana = str(first.get("model") or "cassette")
+        calls = self.player._calls.get((name, sigil)) or [{}]
+        self.arcana = str(calls[0].get("model") or "cassette")
+        # A replay takes the recording's path: constrained when the recording was.
+        self.constrains_output = any(
+            isinstance(call.get("request"), dict) and call["request"].get("schema") is not None
+            for call in calls
+        )
+
+    async def generate_constrained(
+        self, messages: Sequence[Message], schema: Mapping[str, Any]
+    ) -> OracleResponse:
+        """The recorded answer to this constrained request (its schema is compared too).
+
+        Raises:
+            CassetteMismatch: If the request does not fit the recording.
+        """
+        call = self.player.answer(
+            oracle=self.name, sigil=self.sigil, messages=messages, spells=None, schema=schema
+        )
+        return answer_of(call.get("answer") or {})
 
     async def generate(
         self, messages: Sequence[Message], spells: Sequence[dict[str, Any]] | None = None

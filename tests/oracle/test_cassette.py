@@ -373,3 +373,51 @@ def test_record_and_replay_exclude_each_other(tmp_path: Path, env: dict[str, str
     )
     with pytest.raises(api.RitualInputError, match="exclude each other"):
         asyncio.run(performance.wait())
+
+
+def test_a_constrained_call_is_recorded_and_replayed_with_its_schema(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    from sanctum.oracle.constrained import ConstrainedSpellCalling, spell_call_schema
+
+    count = {
+        "name": "word_count",
+        "description": "Count the words of a text.",
+        "parameters": {
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    }
+    ask = [{"role": "user", "content": "How many words are in 'a b c'?"}]
+    call = '{"spell": "word_count", "arguments": {"text": "a b c"}}'
+    server.reply(ollama_chat(call))
+    cassette = tmp_path / "c.jsonl"
+
+    async def record() -> Any:
+        inner = RecordingOracle(
+            OllamaOracle("tiny", base_url=server.url), cassette, name="local", sigil="s"
+        )
+        assert inner.constrains_output
+        oracle = ConstrainedSpellCalling(inner)
+        try:
+            return await oracle.generate(ask, [count])
+        finally:
+            await oracle.aclose()
+
+    recorded = asyncio.run(record())
+    assert recorded.spell_calls[0].arguments == {"text": "a b c"}
+    [line] = [x for x in lines_of(cassette) if x.get("kind") == "oracle"]
+    assert line["request"]["schema"] == spell_call_schema([count])
+
+    async def replay(spells: list[dict[str, Any]]) -> Any:
+        replayer = ReplayOracle(cassette)
+        assert replayer.constrains_output  # the replay takes the recording's path
+        return await ConstrainedSpellCalling(replayer).generate(ask, spells)
+
+    replayed = asyncio.run(replay([count]))
+    assert replayed.spell_calls[0].arguments == {"text": "a b c"}
+    assert len(server.requests) == 1  # the replay asked no server
+    wider = {**count, "name": "char_count", "description": "Count characters."}
+    with pytest.raises(CassetteMismatch, match="differs from the recording"):
+        asyncio.run(replay([count, wider]))  # another schema is another request
