@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from sanctum.omens.events import Omen
-from sanctum.wards.base import SuperstepHook, observes_omens
+from sanctum.wards.base import SuperstepHook, observes_omens, superstep_hook_of
 
 __all__ = [
     "Emitter",
@@ -67,7 +67,7 @@ def omen_hook_of(ward: object) -> OmenHook | ImmediateHook:
     """
     observer = observes_omens(ward)
     if observer is not None:
-        return ImmediateHook(observer.observe, observer.superstep_hook())
+        return ImmediateHook(observer.observe, superstep_hook_of(observer))
     hook: OmenHook = ward.on_omen  # type: ignore[attr-defined]
     return hook
 

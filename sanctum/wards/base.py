@@ -39,7 +39,14 @@ from typing import Any, Protocol, runtime_checkable
 from sanctum.errors import WardRejection
 from sanctum.omens.events import Omen
 
-__all__ = ["ObservesOmens", "SuperstepHook", "Ward", "WardRejection", "observes_omens"]
+__all__ = [
+    "ObservesOmens",
+    "SuperstepHook",
+    "Ward",
+    "WardRejection",
+    "observes_omens",
+    "superstep_hook_of",
+]
 
 SuperstepHook = Callable[[str, int, str, int, int | None, Mapping[str, Any] | None, bool], None]
 """``hook(invocation_id, superstep, sigil, began, ended, delta, finished)``.
@@ -69,8 +76,9 @@ What the hook raises fails the Invocation.
 class ObservesOmens(Protocol):
     """The quick-observer capability a Ward may declare (see the module docstring).
 
-    Both methods are looked up once, when a Rite is compiled and when an Invocation
-    starts; neither may block or need the event loop.
+    ``observe`` is required; ``superstep_hook()`` (returning a :data:`SuperstepHook` or
+    None) is optional. Both are looked up once, when a Rite is compiled and when an
+    Invocation starts; neither may block or need the event loop.
     """
 
     def observe(self, omen: Omen) -> None:
@@ -80,15 +88,13 @@ class ObservesOmens(Protocol):
             Exception: Anything raised fails the Invocation, as from ``on_omen``.
         """
 
-    def superstep_hook(self) -> SuperstepHook | None:
-        """The :data:`SuperstepHook` taking whole supersteps, or None for Omens only."""
-
 
 def observes_omens(ward: object) -> ObservesOmens | None:
     """``ward`` when it takes Omens through ``observe``, else None.
 
-    True for an object with a callable ``observe`` and ``superstep_hook`` whose class
-    does not override :meth:`Ward.on_omen` (one that does is awaited as usual).
+    True for an object with a callable ``observe`` whose class does not override
+    :meth:`Ward.on_omen` (one that does is awaited as usual); ``superstep_hook`` is
+    optional (see :func:`superstep_hook_of`).
 
     Args:
         ward: A Ward (or any object registered as one).
@@ -102,6 +108,26 @@ def observes_omens(ward: object) -> ObservesOmens | None:
     if isinstance(ward, ObservesOmens) and callable(getattr(ward, "observe", None)):
         return ward
     return None
+
+
+def superstep_hook_of(observer: ObservesOmens) -> SuperstepHook | None:
+    """The observer's :data:`SuperstepHook`, or None when it declares none.
+
+    Raises:
+        TypeError: If ``superstep_hook()`` gave something that is neither callable nor
+            None (found when the Rite is set up, not in the middle of a run).
+    """
+    factory = getattr(observer, "superstep_hook", None)
+    if factory is None:
+        return None
+    hook = factory()
+    if hook is not None and not callable(hook):
+        raise TypeError(
+            f"{type(observer).__name__}.superstep_hook() must return a callable taking "
+            f"(invocation_id, superstep, sigil, began, ended, delta, finished) or None, "
+            f"got {type(hook).__name__}"
+        )
+    return hook  # type: ignore[no-any-return]
 
 
 class Ward:
