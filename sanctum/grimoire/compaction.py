@@ -170,53 +170,80 @@ def _spell_line(call: Mapping[str, Any], results: Mapping[Any, str]) -> str:
 
 
 def mechanical_summary(
-    previous: str, messages: Sequence[Message], *, latest_request: str, quotes: int = 1200
+    previous: str,
+    messages: Sequence[Message],
+    *,
+    latest_request: str,
+    quotes: int = 1200,
+    budget: int | None = None,
 ) -> str:
-    """A deterministic summary of ``messages``, carrying ``previous`` forward.
+    """A deterministic summary of ``messages``, merged into ``previous``.
 
-    No model is consulted. Sections: the latest user request quoted verbatim, every
-    user message of the range (newest first, within ``quotes`` characters), one line
-    per spell cast (its arguments and the first 80 characters of its result), the
-    identifiers found (paths, numbers with units, ids, error names), then the previous
-    summary.
+    No model is consulted. Sections: the latest user request quoted verbatim, the
+    other user messages (newest first, within ``quotes`` characters), ``Done:`` with
+    one line per spell cast (its arguments and the first 80 characters of its result;
+    the previous summary's lines first, numbering continued), and ``Key facts:``
+    (identifiers found: paths, numbers with units, ids, error names). Past ``budget``
+    characters the oldest cast lines give way to a count of those omitted, so the
+    summary stays bounded however long the run.
 
     Args:
         previous: The summary so far (``""`` at the first compaction).
         messages: The stored messages the summary now also covers.
         latest_request: The latest user request, quoted verbatim.
         quotes: Characters of user messages quoted in all.
+        budget: Most characters of the summary (``None``: unbounded); the task quote
+            is always kept whole.
 
     Returns:
         The summary text, without its framing.
     """
+    old = previous.splitlines()
+    said = [line for line in old if line.startswith("User said: ")]
+    said += [
+        f"User said: {m.get('content') or ''}"
+        for m in messages
+        if m.get("role") == "user" and str(m.get("content") or "") != latest_request
+    ]
     lines = [f"Task (verbatim): {latest_request}"]
-    said = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
-    budget = quotes
-    for text in reversed(said):
-        if budget <= 0 or text == latest_request:
-            continue
-        lines.append(f"User said: {text[:budget]}")
-        budget -= len(text)
+    room = quotes
+    for line in reversed(said):
+        if room > 0:
+            lines.append(line[: room + len("User said: ")])
+            room -= len(line)
     results = {
         m.get("call_id"): str(m.get("content") or "") for m in messages if m.get("role") == "spell"
     }
-    done = [
+    done = [line for line in old if line.startswith("- ")]
+    done += [
         _spell_line(call, results)
         for m in messages
         if m.get("role") == "assistant"
         for call in m.get("spell_calls") or []
     ]
-    if done:
-        lines.append("Done:")
-        lines.extend(done)
+    omitted = sum(int(n) for n in re.findall(r"^\((\d+) earlier casts omitted\)$", previous, re.M))
+    known = [line[len("Key facts: ") :] for line in old if line.startswith("Key facts: ")]
     text = "\n".join([*(str(m.get("content") or "") for m in messages), *done])
-    found = list(dict.fromkeys(match.group(0) for match in _IDENTIFIERS.finditer(text)))
-    if found:
-        lines.append("Key facts: " + ", ".join(found[:20]))
-    if previous:
-        lines.append("Earlier:")
-        lines.append(previous)
-    return "\n".join(lines)
+    found = [*(known[0].split(", ") if known and known[0] else [])]
+    found += [match.group(0) for match in _IDENTIFIERS.finditer(text)]
+    facts = list(dict.fromkeys(found))[-20:]
+    while True:
+        body = [*lines]
+        if done or omitted:
+            body.append("Done:")
+            if omitted:
+                body.append(f"({omitted} earlier casts omitted)")
+            body.extend(done)
+        if facts:
+            body.append("Key facts: " + ", ".join(facts))
+        summary = "\n".join(body)
+        if budget is None or len(summary) <= budget or not (done or facts):
+            return summary
+        if done:
+            done.pop(0)
+            omitted += 1
+        else:
+            facts.pop(0)
 
 
 _SUMMARISER_ROLE = (
@@ -311,9 +338,17 @@ class Compaction:
                     return anchor + estimate_tokens(transcript[index:])
         return fixed + estimate_tokens(self.view(transcript, state))
 
-    async def _summarise(self, previous: str, covered: Sequence[Message], latest: str) -> str:
+    async def _summarise(
+        self, previous: str, covered: Sequence[Message], latest: str, limits: Thresholds
+    ) -> str:
         if self.summarizer is None:
-            return mechanical_summary(previous, covered, latest_request=latest, quotes=self.quotes)
+            return mechanical_summary(
+                previous,
+                covered,
+                latest_request=latest,
+                quotes=self.quotes,
+                budget=4 * limits.summary_hi,
+            )
         prompt = (
             f"Previous summary:\n{previous or '(none)'}\n\nNew turns:\n{_render_turns(covered)}"
             f"\n\nThe user's latest request, to quote verbatim under Task:\n{latest}"
@@ -375,7 +410,7 @@ class Compaction:
         )
         try:
             summary = await self._summarise(
-                str(new.get("summary") or ""), transcript[start:cut], latest
+                str(new.get("summary") or ""), transcript[start:cut], latest, limits
             )
         except OracleError:
             failures = int(new.get("failures") or 0) + 1

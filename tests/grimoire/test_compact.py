@@ -137,8 +137,24 @@ def test_the_mechanical_summary_quotes_the_task_and_lists_each_cast() -> None:
     assert text.splitlines()[0] == f"Task (verbatim): {TASK}"
     assert '- read({"path": "/srv/notes/1.txt"}) → file 1: word word' in text
     assert "/srv/notes/2.txt" in text.split("Key facts: ")[1]
-    again = mechanical_summary("earlier things", covered, latest_request=TASK)
-    assert again.endswith("Earlier:\nearlier things")
+    more = agent_transcript(2, result_chars=40, first=3)[1:]
+    again = mechanical_summary(text, more, latest_request=TASK)
+    done = [line for line in again.splitlines() if line.startswith("- ")]
+    assert [line.split('"path": "')[1][:16] for line in done] == [
+        f"/srv/notes/{n}.txt" for n in (1, 2, 3, 4)
+    ]  # merged, oldest first, never nested
+    assert again.count("Task (verbatim)") == 1
+
+
+def test_the_mechanical_summary_stays_within_its_budget_dropping_the_oldest_casts() -> None:
+    text = ""
+    for first in range(1, 60, 2):
+        covered = agent_transcript(2, result_chars=40, first=first)[1:]
+        text = mechanical_summary(text, covered, latest_request=TASK, budget=980)
+    assert len(text) <= 980
+    assert text.startswith(f"Task (verbatim): {TASK}")
+    assert "earlier casts omitted)" in text
+    assert "/srv/notes/60.txt" in text
 
 
 async def test_below_the_trigger_nothing_changes() -> None:
