@@ -1,14 +1,15 @@
 """The error an Entity meets when its turn budget is spent and it may not answer.
 
 Private: import :class:`TurnBudgetExceeded` from :mod:`sanctum.errors`. It lives here
-only to keep that module within its length; like it, this module imports only the
-standard library and :mod:`sanctum.errors` itself.
+only to keep that module within its length; it imports only the standard library and
+the roots of the tree (:mod:`sanctum._errorroots`), never :mod:`sanctum.errors`, which
+imports it.
 """
 
 from __future__ import annotations
 
 from sanctum._errorcodes import ErrorCode
-from sanctum.errors import SigilExecutionError
+from sanctum._errorroots import SigilExecutionError
 
 __all__ = ["TurnBudgetExceeded"]
 
