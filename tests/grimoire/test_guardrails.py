@@ -215,3 +215,29 @@ async def test_without_new_options_the_loop_is_the_seed_s() -> None:
         "content": "pending",
     }
     assert sorted(rite.manifest["sigils"]) == ["oracle", "spells"]
+
+
+async def test_a_resume_from_the_seal_before_final_runs_it_once() -> None:
+    codex = MemoryCodex()
+    oracle = ScriptedOracle([call("status", {"id": 1}), "Pending."])
+    rite = summon(oracle, Tome([status]), max_turns=1, codex=codex)
+    whole = await rite.ainvoke(ASK, invocation_id="b")
+    history = await codex.list("b")
+    before_final = next(s for s in history if list(s.frontier) == ["final"])
+    again = ScriptedOracle(["Pending."])
+    rite = summon(again, Tome([status]), max_turns=1, codex=codex)
+    final = await rite.ainvoke(invocation_id="b", seal_id=before_final.seal_id)
+    assert len(again.calls) == 1
+    assert final["messages"] == whole["messages"]
+
+
+async def test_in_prompted_mode_the_final_prompt_has_no_spell_section() -> None:
+    oracle = ScriptedOracle(
+        ['<spell_call>{"spell": "status", "arguments": {"id": 1}}</spell_call>', "Done."]
+    )
+    rite = summon(oracle, Tome([status]), max_turns=1, spell_calling="prompted")
+    final = await rite.ainvoke(ASK)
+    assert final["messages"][-1]["content"] == "Done."
+    system = oracle.calls[-1][0][0]["content"]
+    assert "status" in oracle.calls[0][0][0]["content"]
+    assert "status" not in system
