@@ -161,16 +161,19 @@ class Performance:
         return recorder
 
     async def _stream(self, rite: Rite, staged: Staged, recorder: Any) -> AsyncIterator[Omen]:
-        from sanctum.omens import resolve_modes
+        from sanctum.omens import STREAM_MODES, resolve_modes
         from sanctum.omens.events import (
             CircleEchoed,
             RiteManifested,
             SealWritten,
             SuperstepCompleted,
-            TokenEmitted,
         )
 
         wanted = resolve_modes(self.modes) if self.modes else frozenset()
+        # a Circle's (an agent's) tokens and agent events, asked for without the
+        # ``omens`` mode that carries their CircleEchoed wrapper, are taken out of it
+        lifecycle = {*STREAM_MODES["omens"], *STREAM_MODES["updates"], *STREAM_MODES["values"]}
+        unwrapped = frozenset(wanted - lifecycle)
         final: Mapping[str, Any] | None = None
         last: Mapping[str, Any] = {}
         ending: BaseException | None = None
@@ -191,10 +194,10 @@ class Performance:
                     last = omen.aether
                 if type(omen) in wanted:
                     yield omen
-                elif isinstance(omen, CircleEchoed) and TokenEmitted in wanted:
-                    token = _echoed_token(omen)
-                    if token is not None:  # tokens from inside a Circle or an agent
-                        yield token
+                elif isinstance(omen, CircleEchoed) and unwrapped:
+                    inner = _echoed(omen, unwrapped)
+                    if inner is not None:  # tokens or agent events inside a Circle
+                        yield inner
         except Interrupt as pause:
             ending = pause
             seal = (
@@ -347,22 +350,34 @@ def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
     return message
 
 
-def _echoed_token(echo: Any) -> Any:
-    """The TokenEmitted inside (possibly nested) Circle echoes, named ``circle/sigil``.
+def _echoed(echo: Any, kinds: frozenset[type[Omen]]) -> Any:
+    """The Omen inside (possibly nested) Circle echoes, named ``circle/sigil``, if wanted.
 
-    The ``tokens`` stream mode yields only the outer graph's tokens (the specification
-    wraps a Circle's inner Omens in CircleEchoed, an ``omens``-mode event); a person
-    asking for tokens wants those of the Circles and agents too.
+    The ``tokens`` and ``agent`` stream modes yield only the outer graph's Omens (the
+    specification wraps a Circle's inner Omens in CircleEchoed, an ``omens``-mode
+    event); a person asking for tokens or agent events wants those of the Circles and
+    agents too.
+
+    Args:
+        echo: A CircleEchoed Omen.
+        kinds: The Omen classes to take out of their echo.
+
+    Returns:
+        The innermost Omen with ``sigil`` set to the path of Circles and its Sigil, or
+        None when its class is not one of ``kinds``.
     """
     import dataclasses
 
-    from sanctum.omens.events import CircleEchoed, TokenEmitted
+    from sanctum.omens.events import CircleEchoed
 
     path: list[str] = []
     omen = echo
     while isinstance(omen, CircleEchoed):
         path.append(omen.circle)
         omen = omen.omen
-    if not isinstance(omen, TokenEmitted):
+    if type(omen) not in kinds:
         return None
-    return dataclasses.replace(omen, sigil="/".join([*path, omen.sigil]))
+    sigil = getattr(omen, "sigil", "")
+    if not isinstance(sigil, str):
+        return omen
+    return dataclasses.replace(omen, sigil="/".join([*path, sigil]))

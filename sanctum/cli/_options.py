@@ -17,9 +17,8 @@ __all__ = [
     "check_codex",
     "file_path",
     "split_modes",
+    "view_modes",
 ]
-
-STREAM_CHOICES = ("updates", "values", "omens", "tokens")
 
 StreamOpt = Annotated[
     list[str] | None,
@@ -28,10 +27,13 @@ StreamOpt = Annotated[
         "-s",
         metavar="MODE",
         help=(
-            "What to stream: updates (each Sigil's delta), values (the Aether after each "
-            "superstep), omens (lifecycle events: runs, supersteps begun, Sigils, Seals, "
-            "repairs), tokens (model tokens as they arrive). Repeat or comma-separate to "
-            "combine. Default: updates."
+            "What to stream, one of sanctum.omens.STREAM_MODES: updates (each Sigil's "
+            "delta), values (the Aether after each superstep), omens (lifecycle events: "
+            "runs, supersteps begun, Sigils, Seals, repairs), tokens (model tokens as they "
+            "arrive), agent (what an agent decided: oracle fallbacks, compactions, turn "
+            "budgets, loop guards, approvals). Repeat or comma-separate to combine. "
+            "Default: updates under --json; people see a line per superstep, tokens, "
+            "retries, repairs and agent events."
         ),
     ),
 ]
@@ -85,23 +87,54 @@ QuietOpt = Annotated[
 def split_modes(values: list[str] | None) -> list[str]:
     """Flatten ``--stream`` values (repeated and/or comma-separated), checking each.
 
+    The choices are the keys of :data:`sanctum.omens.STREAM_MODES` (imported here, not at
+    module level, so ``--help`` stays fast), so a stream mode added to the engine can be
+    chosen without touching the command line.
+
+    Returns:
+        The modes, each once, in the order given.
+
     Raises:
-        typer.BadParameter: For an unknown mode.
+        typer.BadParameter: For an unknown mode, naming the choices.
     """
+    from sanctum.omens import STREAM_MODES
+
     modes: list[str] = []
     for value in values or []:
         for part in value.split(","):
             mode = part.strip()
             if not mode:
                 continue
-            if mode not in STREAM_CHOICES:
+            if mode not in STREAM_MODES:
                 raise typer.BadParameter(
-                    f"unknown stream mode {mode!r}; choose from {', '.join(STREAM_CHOICES)}",
+                    f"unknown stream mode {mode!r}; choose from {', '.join(STREAM_MODES)}",
                     param_hint="--stream",
                 )
             if mode not in modes:
                 modes.append(mode)
     return modes
+
+
+def view_modes(modes: list[str], json_lines: bool) -> list[str]:
+    """The modes to ask the façade for: the user's for JSON, all a person's view needs else.
+
+    The human view listens to every mode of :data:`sanctum.omens.STREAM_MODES` (it draws
+    a line per superstep, tokens, retries, repairs and the ``agent`` events whatever was
+    chosen; the chosen ``modes`` only add detail), so a new mode's Omens reach it.
+
+    Args:
+        modes: The modes given with ``--stream`` (possibly none).
+        json_lines: Whether ``--json`` was given.
+
+    Returns:
+        Mode names for ``sanctum.api.run``/``resume``: ``modes`` (default ``["updates"]``)
+        under ``--json``, else every stream mode, sorted.
+    """
+    if json_lines:
+        return modes or ["updates"]
+    from sanctum.omens import STREAM_MODES
+
+    return sorted({*modes, *STREAM_MODES})
 
 
 def check_codex(url: str | None) -> str | None:

@@ -23,9 +23,13 @@ from rich.tree import Tree
 
 from sanctum.cli._common import EPHEMERAL_NOTE, make_console, printable
 from sanctum.omens.events import (
+    ApprovalRequested,
     CircleEchoed,
+    CompactionStalled,
     DeltaRejected,
+    LoopGuardTripped,
     Omen,
+    OracleFellBack,
     RiteBegan,
     SealWritten,
     SigilBegan,
@@ -36,13 +40,15 @@ from sanctum.omens.events import (
     SuperstepBegan,
     SuperstepCompleted,
     TokenEmitted,
+    TranscriptCompacted,
+    TurnBudgetReached,
 )
 from sanctum.omens.modes import STREAM_MODES
 
 if TYPE_CHECKING:
     from sanctum.api import RunResult
 
-__all__ = ["RunView", "aether_tree", "duration", "printable", "short"]
+__all__ = ["RunView", "aether_tree", "agent_line", "duration", "printable", "short"]
 
 _TOKEN_TAIL = 160
 
@@ -143,10 +149,12 @@ class RunView:
 
     Args:
         modes: The stream modes the user asked for; ``updates`` adds each Sigil's delta,
-            ``values`` the Aether after each superstep, ``omens`` one line per Omen of
-            the ``omens`` stream mode (``STREAM_MODES["omens"]``: no
-            ``SuperstepCompleted``, no tokens). Tokens, retries and spell-call repairs
-            are always shown.
+            ``values`` the Aether after each superstep, and any other mode of
+            :data:`~sanctum.omens.STREAM_MODES` (``omens``, ``agent``) one line per Omen
+            of that mode with its fields (``STREAM_MODES["omens"]``: no
+            ``SuperstepCompleted``, no tokens). Tokens, retries, spell-call repairs and
+            the ``agent`` events (oracle fallbacks, compactions, turn budgets, loop
+            guards, approvals) are always shown, one highlighted line each.
         console: Where to draw (default: stdout, colour and live only on a terminal;
             ``NO_COLOR`` set means no animation either, only the permanent lines).
         quiet: Leave out the final Aether tree (``--quiet``): the status line, the
@@ -162,6 +170,11 @@ class RunView:
     ) -> None:
         self.console = console if console is not None else make_console()
         self.modes = frozenset(modes)
+        self._listed: tuple[type[Omen], ...] = tuple(
+            kind
+            for mode in sorted(self.modes - _DRAWN_MODES)
+            for kind in STREAM_MODES.get(mode, ())
+        )
         self.quiet = quiet
         self.superstep = 0
         self.frontier: tuple[str, ...] = ()
@@ -188,7 +201,7 @@ class RunView:
         """Take one Omen into the view."""
         if self.first is None:
             self.first = omen.timestamp
-        if "omens" in self.modes and isinstance(omen, STREAM_MODES["omens"]):
+        if self._listed and isinstance(omen, self._listed):
             self._print(Text(f"· {_omen_line(omen)}", style="dim"))
         if isinstance(omen, RiteBegan):
             if omen.resumed_from:
@@ -218,6 +231,8 @@ class RunView:
                 self._token(f"{omen.circle}/{inner.sigil or '?'}", inner.payload)
             elif isinstance(inner, SigilRetried | SpellCallRepaired | SpellCallRejected):
                 self.omen(inner)
+            else:
+                self._echoed_agent(omen)
         elif isinstance(omen, SigilRetried):
             self._print(
                 Text(
@@ -253,6 +268,19 @@ class RunView:
             )
         elif isinstance(omen, SealWritten) and omen.interrupted:
             self._open_superstep_line("⏸", "paused", "bold yellow")
+        elif (line := agent_line(omen)) is not None:
+            self._print(Text(line, style="bold yellow"))
+
+    def _echoed_agent(self, echo: CircleEchoed) -> None:
+        """Highlight an agent event echoed out of (possibly nested) Circles."""
+        path: list[str] = []
+        inner: Omen = echo
+        while isinstance(inner, CircleEchoed):
+            path.append(inner.circle)
+            inner = inner.omen
+        line = agent_line(inner, circle="/".join(path))
+        if line is not None:
+            self._print(Text(line, style="bold yellow"))
 
     def _begin(self, omen: SuperstepBegan) -> None:
         if self.started is not None:
@@ -397,6 +425,47 @@ class RunView:
                     style="dim",
                 )
             )
+
+
+def agent_line(omen: Omen, *, circle: str = "") -> str | None:
+    """The highlighted line of an ``agent``-mode Omen, or None for any other Omen.
+
+    Args:
+        omen: Any Omen.
+        circle: The Circle that echoed it, if any (prefixed to the Sigil's name).
+
+    Returns:
+        One line such as ``"  ⇄ answer: oracle local failed (connection); backup
+        answered"``, or None when ``omen`` is not one the view highlights.
+    """
+    sigil = printable(getattr(omen, "sigil", "") or "?")
+    who = f"{printable(circle)}/{sigil}" if circle else sigil
+    if isinstance(omen, OracleFellBack):
+        status = f", HTTP {omen.status}" if omen.status is not None else ""
+        return (
+            f"  ⇄ {who}: oracle {printable(omen.from_oracle)} failed "
+            f"({printable(omen.reason)}{status}); {printable(omen.to_oracle)} answered"
+        )
+    if isinstance(omen, TranscriptCompacted):
+        forced = ", forced by an overflow" if omen.forced else ""
+        return (
+            f"  ⋯ {who}: compacted {omen.covered} messages into a summary (~"
+            f"{omen.saved_tokens} tokens saved, by {printable(omen.summarizer)}{forced})"
+        )
+    if isinstance(omen, CompactionStalled):
+        return f"  ⋯ {who}: compaction stopped: {printable(omen.reason, lines=True)}"
+    if isinstance(omen, TurnBudgetReached):
+        return f"  ⏱ {who}: {omen.turns} turns spent; asking for a final answer"
+    if isinstance(omen, LoopGuardTripped):
+        did = "halted the loop at" if omen.action == "halt" else "blocked a call of"
+        return f"  ✋ {who}: the loop guard {did} {printable(omen.spell)} ({printable(omen.code)})"
+    if isinstance(omen, ApprovalRequested):
+        return f"  ⏸ {who}: a call of {printable(omen.spell)} waits for approval"
+    return None
+
+
+_DRAWN_MODES = frozenset({"updates", "values", "tokens"})
+"""Modes the view draws in its own way; any other chosen mode lists its Omens' fields."""
 
 
 def _omen_line(omen: Omen) -> str:

@@ -18,8 +18,8 @@ from sanctum.cli._options import (
     TraceOpt,
     check_codex,
     split_modes,
+    view_modes,
 )
-from sanctum.cli.run import _api_modes
 
 __all__ = ["register", "resume"]
 
@@ -104,7 +104,7 @@ def resume(
             force=force,
             codex=codex,
             trace_path=trace,
-            modes=_api_modes(modes, json_lines),
+            modes=view_modes(modes, json_lines),
             oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,

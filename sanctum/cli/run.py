@@ -20,6 +20,7 @@ from sanctum.cli._options import (
     check_codex,
     file_path,
     split_modes,
+    view_modes,
 )
 
 __all__ = ["register", "run"]
@@ -86,20 +87,13 @@ def run(
             codex=codex,
             invocation_id=invocation,
             trace_path=trace,
-            modes=_api_modes(modes, json_lines),
+            modes=view_modes(modes, json_lines),
             oracles=parse_oracle_overrides(oracle or []),
             record=record,
             replay=replay,
             mandate=mandate_of(principal, role, mandate_file),
         )
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
-
-
-def _api_modes(modes: list[str], json_lines: bool) -> list[str]:
-    """Modes to ask the facade for: the user's for JSON, all a person's view needs else."""
-    if json_lines:
-        return modes or ["updates"]
-    return sorted({*modes, "omens", "tokens", "values"})
 
 
 def register(app: typer.Typer) -> None:

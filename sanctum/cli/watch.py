@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from sanctum.cli._common import EXIT_CTRL_C, guarded
-from sanctum.cli._options import CodexOpt, OracleOpt, check_codex, file_path
+from sanctum.cli._options import CodexOpt, OracleOpt, check_codex, file_path, view_modes
 
 if TYPE_CHECKING:
     from sanctum.api import OracleOverride
@@ -82,7 +82,7 @@ def _run_once(
         ritual,
         values,
         codex=codex,
-        modes=["omens", "tokens", "values"],
+        modes=view_modes([], json_lines=False),
         oracles=oracles,
     )
     try:
