@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from sanctum.grimoire._agentry import ApprovalPause
+from sanctum.grimoire.compaction import Compaction
 from sanctum.grimoire.guard import GuardLimits
 from sanctum.grimoire.spell import Spell
 from sanctum.grimoire.summon import DEFAULT_ROLE, summon
@@ -149,6 +150,7 @@ def agent_sigil(
     guard: GuardLimits | bool | None = None,
     max_turns: int | None = None,
     on_budget: str = "answer",
+    compact: Compaction | None = None,
 ) -> Callable[[Mapping[str, Any], Any], Any]:
     """Build a Sigil that runs an Entity (a ``summon`` ReAct loop) as a Circle.
 
@@ -182,6 +184,8 @@ def agent_sigil(
         guard: The loop guard (see ``summon``).
         max_turns: The turn budget (see ``summon``).
         on_budget: ``"answer"`` or ``"fail"`` (see ``summon``).
+        compact: Compaction of the view sent to the Oracle for small windows (see
+            ``summon``); the stored transcript in ``messages`` is never rewritten.
 
     Returns:
         An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
@@ -207,6 +211,7 @@ def agent_sigil(
         guard=guard,
         max_turns=max_turns,
         on_budget=on_budget,
+        compact=compact,
     )
     mounted = circle(name, entity)
 

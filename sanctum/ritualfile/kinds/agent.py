@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from sanctum.ritualfile._builder import Builder
     from sanctum.ritualfile.checks import Checker
 
-__all__ = ["AgentKind", "AgentOptions", "AgentSigil", "GuardOptions"]
+__all__ = ["AgentKind", "AgentOptions", "AgentSigil", "CompactOptions", "GuardOptions"]
 
 
 class GuardOptions(Strict):
@@ -26,6 +26,29 @@ class GuardOptions(Strict):
     stop: dict[Literal["repeat_failure", "tool_failure", "same_result"], int] = Field(
         default_factory=dict, description="At n the next call is blocked or the loop halts."
     )
+
+
+class CompactOptions(Strict):
+    """Compaction of the view sent to the model when the prompt nears the window."""
+
+    summarizer: str = Field(
+        "mechanical",
+        description="An oracle name under `oracles:` that writes the summary (usually a "
+        "smaller one), or `mechanical` (deterministic, no model call).",
+    )
+    at: float | None = Field(
+        None,
+        ge=0.1,
+        le=0.95,
+        description="Trigger as a share of the window (default 0.75 up to 64K, 0.5 above).",
+    )
+    keep_tail: float = Field(
+        0.2, ge=0.05, le=0.6, description="Share of the window kept verbatim at the end."
+    )
+    quotes: int = Field(
+        1200, ge=0, description="Characters of user messages quoted in a mechanical summary."
+    )
+    max_output: int = Field(512, ge=1, description="Tokens kept free for the answer.")
 
 
 class AgentOptions(Strict):
@@ -57,6 +80,12 @@ class AgentOptions(Strict):
     )
     guard: GuardOptions | Literal["on", "off"] = Field(
         "off", description="Loop guardrails: on (default limits), off, or {warn, stop}."
+    )
+    compact: CompactOptions | bool = Field(
+        False,
+        description="Compaction for small windows: true (mechanical summary), false, or "
+        "{summarizer, at, keep_tail, quotes, max_output}; the window is the oracle's "
+        "`context_window:`, else learnt from the server's overflow error.",
     )
 
 
@@ -105,6 +134,14 @@ class AgentKind(SigilKind):
                     "with reducer merge_dict; add `approvals: {reducer: merge_dict}` under "
                     "`aether:`",
                 )
+        if isinstance(agent.compact, CompactOptions) and agent.compact.summarizer != "mechanical":
+            checker.ref(
+                self.path(name, "agent", "compact", "summarizer"),
+                agent.compact.summarizer,
+                checker.oracles,
+                "oracle",
+                "; name an oracle under `oracles:`, or `mechanical`",
+            )
         if sigil.output is not None:
             checker.conduit(self.path(name, "output"), sigil.output, name)
         if sigil.prompt is not None:
@@ -134,6 +171,9 @@ class AgentKind(SigilKind):
                     f"sigil {name!r}: no spell named {missing[0]!r} in tome {agent.tome!r}",
                 )
                 return placeholder
+        compact = _compaction(builder, name, agent)
+        if compact is False:
+            return placeholder
 
         return agent_sigil(
             oracle,
@@ -152,10 +192,46 @@ class AgentKind(SigilKind):
             guard=guard,
             max_turns=agent.max_turns,
             on_budget=agent.on_budget,
+            compact=compact or None,
         )
 
 
 KIND = register(AgentKind())
+
+
+def _compaction(builder: Builder, name: str, agent: AgentOptions) -> Any:
+    """The agent's Compaction, None when off, or False when its summariser is missing.
+
+    The window is the agent oracle's ``context_window:`` (None: learnt from the
+    server's overflow error); a named summariser is built like any oracle of the file.
+    """
+    if agent.compact is False:
+        return None
+    from sanctum.grimoire.compaction import Compaction
+
+    options = agent.compact if isinstance(agent.compact, CompactOptions) else CompactOptions()
+    entry = builder.spec.oracles.get(agent.oracle)
+    window = getattr(entry, "context_window", None)
+    summarizer = None
+    if options.summarizer != "mechanical":
+        if options.summarizer not in builder.spec.oracles:
+            builder.problems.add(
+                ("sigils", name, "agent", "compact", "summarizer"),
+                f"sigil {name!r}: compact summarizer {options.summarizer!r} is not under "
+                "`oracles:`; name an oracle of the file, or `mechanical`",
+            )
+            return False
+        summarizer = builder.oracle(options.summarizer, name)
+        if summarizer is None:
+            return False
+    return Compaction(
+        window=window,
+        at=options.at,
+        keep_tail=options.keep_tail,
+        summarizer=summarizer,
+        quotes=options.quotes,
+        max_output=options.max_output,
+    )
 
 
 def _resumable(oracle: Any) -> Any:
