@@ -197,19 +197,31 @@ class RitualFile:
             A new RitualFile; this one is unchanged.
 
         Raises:
-            RitualInputError: If a name is no oracle of the file (with a did-you-mean),
-                the provider is unknown, or the entry does not validate (an ``openai``
-                oracle needs an address).
+            RitualInputError: If ``overrides`` is not a mapping, a name is no oracle of
+                the file (with a did-you-mean), a value is neither an OracleOverride nor
+                an Oracle (a string ``"ollama:x"``, None, a number: the message says how
+                to build an override), the provider is unknown, or the entry does not
+                validate (an ``openai`` oracle needs an address).
         """
         if not overrides:
             return self
+        if not isinstance(overrides, Mapping):
+            raise RitualInputError(
+                f"oracles must map oracle names to overrides, not {type(overrides).__name__} "
+                f"{_shown(overrides)}; e.g. {{'local': OracleOverride('ollama', 'qwen2.5:0.5b')}}",
+                source="oracles",
+            )
+        from sanctum.oracle.base import Oracle
+
         replaced = dict(self.overrides)
         for name, wanted in overrides.items():
             if isinstance(wanted, OracleOverride):
                 replaced[name] = _override_entry(self.spec, name, wanted)
-            else:
+            elif isinstance(wanted, Oracle):
                 _known_oracle(self.spec, name)
                 replaced[name] = wanted
+            else:
+                raise _not_an_override(name, wanted)
         return dataclasses.replace(self, overrides=replaced)
 
     def redaction(self, extra: Secrets | None = None) -> Callable[[Any], Any] | None:
@@ -445,12 +457,50 @@ def _override_entry(spec: RitualSpec, name: str, wanted: OracleOverride) -> Any:
         return target.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}"
+            f"{'.'.join(str(p) for p in err['loc']) or 'value'}: "
+            f"{err['msg'].removeprefix('Value error, ')}"
             for err in exc.errors()
         )
+        address = any(err["loc"][:1] == ("base_url",) for err in exc.errors())
         raise RitualInputError(
-            f"--oracle {name}={wanted}: {problems} (an openai endpoint needs its address: "
-            "--oracle NAME=openai:MODEL@http://host:port/v1)",
+            f"--oracle {name}={wanted}: {problems}{_address_hint(name, wanted) if address else ''}",
             name=name,
             source="--oracle",
         ) from None
+
+
+_DEFAULT_PORTS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:8080/v1"}
+"""An example address per provider, for the hint of a missing or bad ``base_url``."""
+
+
+def _address_hint(name: str, wanted: OracleOverride) -> str:
+    """How to give ``wanted``'s provider its address, in that provider's own terms."""
+    example = _DEFAULT_PORTS.get(wanted.provider, "http://127.0.0.1:8080")
+    needs = "needs its address" if wanted.base_url is None else "takes an address"
+    return (
+        f" (an {wanted.provider} oracle {needs}: "
+        f"--oracle {name}={wanted.provider}:{wanted.model}@{example})"
+    )
+
+
+def _not_an_override(name: str, wanted: object) -> RitualInputError:
+    """The refusal of an override that is neither an OracleOverride nor an Oracle."""
+    example = (
+        f"OracleOverride({wanted.split(':', 1)[0]!r}, {wanted.split(':', 1)[1]!r})"
+        if isinstance(wanted, str) and ":" in wanted
+        else "OracleOverride('ollama', 'qwen2.5:0.5b')"
+    )
+    return RitualInputError(
+        f"oracle {name!r}: an override must be an OracleOverride or an Oracle object, not "
+        f"{type(wanted).__name__} {_shown(wanted)}; build one with "
+        f"sanctum.api.{example} (provider, model[, base_url]), or pass an Oracle object such as "
+        "sanctum.oracle.ScriptedOracle([...])",
+        name=name,
+        source="oracles",
+    )
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -72,6 +72,57 @@ def test_with_oracles_returns_a_new_file_and_checks_names(tmp_path: Path) -> Non
         file.with_oracles({"bird": OracleOverride("ollama", "m")})
 
 
+@pytest.mark.parametrize(
+    ("wanted", "shown", "example"),
+    [
+        ("ollama:x", "str 'ollama:x'", "OracleOverride('ollama', 'x')"),
+        (None, "NoneType None", "OracleOverride('ollama', 'qwen2.5:0.5b')"),
+        (5, "int 5", "OracleOverride('ollama', 'qwen2.5:0.5b')"),
+    ],
+)
+def test_with_oracles_refuses_what_is_neither_an_override_nor_an_oracle(
+    tmp_path: Path, wanted: object, shown: str, example: str
+) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(RITUAL, encoding="utf-8")
+    with pytest.raises(RitualInputError) as caught:
+        load(path).with_oracles({"bard": wanted})  # type: ignore[dict-item]
+    assert str(caught.value) == (
+        f"oracle 'bard': an override must be an OracleOverride or an Oracle object, not "
+        f"{shown}; build one with sanctum.api.{example} (provider, model[, base_url]), or "
+        "pass an Oracle object such as sanctum.oracle.ScriptedOracle([...])"
+    )
+    assert caught.value.name == "bard"
+
+
+def test_with_oracles_refuses_a_string_for_the_whole_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(RITUAL, encoding="utf-8")
+    with pytest.raises(RitualInputError, match=r"^oracles must map oracle names to overrides"):
+        load(path).with_oracles("ollama:x")  # type: ignore[arg-type]
+
+
+def test_the_api_refuses_a_bad_override_before_the_first_superstep(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(RITUAL, encoding="utf-8")
+    performance = api.run(path, {"who": "Ada"}, codex="memory:", oracles={"bard": "ollama:x"})  # type: ignore[dict-item]
+    with pytest.raises(RitualInputError, match="OracleOverride or an Oracle object, not str"):
+        asyncio.run(performance.wait())
+
+
+def test_a_bad_ollama_address_is_explained_in_ollama_terms(tmp_path: Path) -> None:
+    path = tmp_path / "r.yaml"
+    path.write_text(RITUAL, encoding="utf-8")
+    with pytest.raises(RitualInputError) as caught:
+        load(path).with_oracles({"bard": OracleOverride("ollama", "x", base_url="ftp://bad")})
+    message = str(caught.value)
+    assert "openai" not in message
+    assert message.endswith(
+        "got 'ftp://bad' (an ollama oracle takes an address: "
+        "--oracle bard=ollama:x@http://127.0.0.1:11434)"
+    )
+
+
 def test_options_survive_a_change_of_provider(tmp_path: Path) -> None:
     path = tmp_path / "r.yaml"
     path.write_text(
