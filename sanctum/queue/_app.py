@@ -57,29 +57,31 @@ def make_app(conninfo: str) -> Any:
     return app
 
 
-async def open_app(app: Any) -> None:
-    """Open ``app`` and create procrastinate's and sanctum's queue tables when missing.
+async def open_app(app: Any, conninfo: str) -> None:
+    """Open ``app`` (made on ``conninfo``) and create the queue's tables when missing.
+
+    The first set-up is serialised across processes by a session advisory lock held on
+    a connection of its own: the app's pool may run the unlock on another session than
+    the lock, which would leave the lock held and every later worker waiting.
 
     Raises:
         SealError: If the database cannot be used.
     """
+    import psycopg
+
     await app.open_async()
-    connector = app.connector
     try:
-        await connector.execute_query_async(f"SELECT pg_advisory_lock({_SCHEMA_LOCK})")
-        try:
+        async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as lock:
+            await lock.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
             if not await app.job_manager.check_connection_async():
                 await app.schema_manager.apply_schema_async()
-            await connector.execute_query_async(
+            await app.connector.execute_query_async(
                 "CREATE TABLE IF NOT EXISTS sanctum_queue_rituals (digest text PRIMARY KEY, "
                 "name text NOT NULL, source text NOT NULL)"
             )
-        finally:
-            await connector.execute_query_async(f"SELECT pg_advisory_unlock({_SCHEMA_LOCK})")
+            await lock.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
     except Exception as exc:
         await app.close_async()
-        if isinstance(exc, SealError):
-            raise
         raise SealError(f"cannot set up the queue tables: {exc}") from None
 
 

@@ -98,7 +98,7 @@ async def submit(
     bound = [file.bind_inputs(dict(given)) for given in inputs]
     source = file.path.read_text(encoding="utf-8")
     app = make_app(codex)
-    await open_app(app)
+    await open_app(app, codex)
     try:
         await store_source(app, file.digest, file.path.name, source)
         ids = [uuid.uuid4().hex for _ in bound]
@@ -166,7 +166,7 @@ async def enqueue_resume(
             invocation_id=invocation_id,
         )
     app = make_app(codex)
-    await open_app(app)
+    await open_app(app, codex)
     try:
         name, source = await fetch_source(app, digest)
         bound = load(materialise(name, source, None)).bind_updates(dict(updates or {}))
@@ -195,7 +195,7 @@ async def list_jobs(
         SealError: If procrastinate is missing or the database cannot be used.
     """
     app = make_app(codex)
-    await open_app(app)
+    await open_app(app, codex)
     try:
         rows = await app.connector.execute_query_all_async(
             "SELECT j.id, j.lock, j.args, j.queue_name, j.status::text AS status, j.attempts, "

@@ -95,7 +95,7 @@ async def run_worker(
     app = make_app(codex)
     store = PostgresCodex(codex, max_size=concurrency + 1)
     await store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
-    await open_app(app)
+    await open_app(app, codex)
     paths: dict[str, Path] = {}
 
     async def segment(**args: Any) -> str:
@@ -108,6 +108,8 @@ async def run_worker(
         return result.outcome
 
     app.task(name=SEGMENT_TASK, retry=0)(segment)
+    served = ", ".join(queues) if queues else "all"
+    print(f"worker {me} ready: queues {served}, concurrency {concurrency}", file=out, flush=True)
     sweeper = asyncio.create_task(_sweeping(app, timings))
     try:
         await app.run_worker_async(
