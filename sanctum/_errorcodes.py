@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     RECURSION_LIMIT = "recursion-limit"  # a call ran out of supersteps
     LEASE_LOST = "lease-lost"  # another queue worker took the Invocation over
     TURN_BUDGET = "turn-budget"  # an agent spent max_turns and may not answer
+    CONTEXT_OVERFLOW = "context-overflow"  # the prompt outgrew the window after compaction
+    ORACLE_CHAIN_EXHAUSTED = "oracle-chain-exhausted"  # every Oracle of a fallback chain failed
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,9 +8,15 @@ never :mod:`sanctum.errors`, which imports it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sanctum._errorcodes import ErrorCode
 from sanctum._errorroots import SanctumError
 
 __all__ = [
+    "ContextOverflowError",
+    "OracleChainExhausted",
     "OracleConnectionError",
     "OracleError",
     "OracleOutputError",
@@ -87,3 +93,45 @@ class OracleOutputError(OracleResponseError):
     ) -> None:
         super().__init__(message, endpoint=endpoint, status=status, body=body)
         self.output = output
+
+
+class OracleChainExhausted(OracleError):
+    """Every Oracle of a fallback chain failed for one consultation.
+
+    Raised by :class:`~sanctum.oracle.fallback.FallbackOracle`. ``attempts`` lists each
+    try as ``{"oracle", "reason", "status", "endpoint", "fix"}`` dicts, in the order they
+    were made; the message names each one. ``code`` is always
+    ``ErrorCode.ORACLE_CHAIN_EXHAUSTED``.
+    """
+
+    code = ErrorCode.ORACLE_CHAIN_EXHAUSTED
+
+    def __init__(self, message: str, *, attempts: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(message, endpoint=None)
+        self.attempts: tuple[dict[str, Any], ...] = tuple(dict(a) for a in attempts)
+
+
+class ContextOverflowError(OracleResponseError):
+    """The prompt outgrew the Oracle's window, even after the transcript was compacted.
+
+    Raised by the summon loop when the server still reports an overflow after one
+    forced compaction. ``window`` is the context window in tokens (``None`` when the
+    server did not say), ``estimate`` the estimated prompt size in tokens. ``code`` is
+    always ``ErrorCode.CONTEXT_OVERFLOW``.
+    """
+
+    code = ErrorCode.CONTEXT_OVERFLOW
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        endpoint: str | None = None,
+        status: int | None = None,
+        body: str = "",
+        window: int | None = None,
+        estimate: int | None = None,
+    ) -> None:
+        super().__init__(message, endpoint=endpoint, status=status, body=body)
+        self.window = window
+        self.estimate = estimate

@@ -34,8 +34,12 @@ parse messages (a RitualValidationError carries every :class:`GraphProblem` foun
     ├── OracleError                  the model could not be consulted
     │   ├── OracleConnectionError    nobody listens at the model server's address
     │   ├── OracleTimeoutError       the model server did not answer in time
+    │   ├── OracleChainExhausted     every Oracle of a fallback chain failed
+    │   │                            (oracle-chain-exhausted)
     │   └── OracleResponseError      the model server answered with an error
-    │       └── OracleOutputError    ... because it could not parse the model's output
+    │       ├── OracleOutputError    ... because it could not parse the model's output
+    │       └── ContextOverflowError ... the prompt outgrew the window after compaction
+    │                                (context-overflow)
     ├── SpellError                   the Grimoire's family
     │   ├── SpellExecutionError      a Spell raised, or no such Spell exists
     │   ├── SpellCallParseError      the repair layer gave up (also a SigilExecutionError)
@@ -64,6 +68,7 @@ __all__ = [
     "CassetteError",
     "CassetteMismatch",
     "CodexUnavailableError",
+    "ContextOverflowError",
     "DeltaTypeError",
     "ErrorCode",
     "ExpressionError",
@@ -71,6 +76,7 @@ __all__ = [
     "GraphProblem",
     "Interrupt",
     "LeaseLost",
+    "OracleChainExhausted",
     "OracleConnectionError",
     "OracleError",
     "OracleOutputError",
@@ -479,6 +485,8 @@ class Interrupt(Exception):
 
 from sanctum._agent_errors import TurnBudgetExceeded  # noqa: E402  (apart, for length)
 from sanctum._oracle_errors import (  # noqa: E402  (defined apart, for length)
+    ContextOverflowError,
+    OracleChainExhausted,
     OracleConnectionError,
     OracleError,
     OracleOutputError,

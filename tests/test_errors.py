@@ -168,3 +168,21 @@ def test_the_engine_limit_message_is_the_worded_one() -> None:
     err = caught.value
     assert (err.invocation_id, err.sigil, err.limit) == ("run", "a", 2)
     assert str(err) == err.worded(RecursionLimitError.advice)
+
+
+def test_agent_oracle_errors_sit_in_the_tree_with_their_codes() -> None:
+    import sanctum
+    from sanctum.oracle.classify import ContextOverflowError as FromClassify
+    from sanctum.oracle.fallback import OracleChainExhausted as FromFallback
+
+    exhausted = errors.OracleChainExhausted("all failed", attempts=[{"oracle": "a"}])
+    assert isinstance(exhausted, OracleError)
+    assert (exhausted.code, exhausted.attempts) == ("oracle-chain-exhausted", ({"oracle": "a"},))
+    overflow = errors.ContextOverflowError("too long", status=400, window=2048, estimate=2300)
+    assert isinstance(overflow, OracleResponseError)
+    assert (overflow.code, overflow.window, overflow.estimate) == ("context-overflow", 2048, 2300)
+    assert FromFallback is errors.OracleChainExhausted is sanctum.OracleChainExhausted
+    assert FromClassify is errors.ContextOverflowError is sanctum.ContextOverflowError
+    assert errors.__doc__ is not None
+    assert "OracleChainExhausted" in errors.__doc__
+    assert "ContextOverflowError" in errors.__doc__

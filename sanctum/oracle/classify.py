@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sanctum.errors import (
+    ContextOverflowError,
     OracleConnectionError,
     OracleError,
     OracleOutputError,
@@ -148,29 +149,6 @@ _FIXES: dict[str, str] = {
     "bad_request": "check the request parameters (model, options, messages)",
     "unknown": "this is not a model-server failure; see the traceback",
 }
-
-
-class ContextOverflowError(OracleResponseError):
-    """The prompt outgrew the Oracle's window, even after the transcript was compacted.
-
-    Raised by the summon loop when the server still reports an overflow after one
-    forced compaction. ``window`` is the context window in tokens (``None`` when the
-    server did not say), ``estimate`` the estimated prompt size in tokens.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        endpoint: str | None = None,
-        status: int | None = None,
-        body: str = "",
-        window: int | None = None,
-        estimate: int | None = None,
-    ) -> None:
-        super().__init__(message, endpoint=endpoint, status=status, body=body)
-        self.window = window
-        self.estimate = estimate
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import Any
 
-from sanctum.errors import OracleError
+from sanctum.errors import OracleChainExhausted
 from sanctum.omens.events import OracleFellBack, Writer
 from sanctum.oracle.base import Message, Oracle, OracleResponse, StreamingOracle
 from sanctum.oracle.classify import OracleFault, classify_oracle_fault
@@ -43,18 +43,6 @@ class _Attempt:
 
     def record(self) -> dict[str, Any]:
         return {"oracle": self.oracle, "reason": self.fault.reason, "status": self.fault.status}
-
-
-class OracleChainExhausted(OracleError):
-    """Every Oracle of a fallback chain failed for one consultation.
-
-    ``attempts`` lists each try as ``{"oracle", "reason", "status", "endpoint",
-    "fix"}`` dicts, in the order they were made; the message names each one.
-    """
-
-    def __init__(self, message: str, *, attempts: Sequence[dict[str, Any]] = ()) -> None:
-        super().__init__(message, endpoint=None)
-        self.attempts: tuple[dict[str, Any], ...] = tuple(attempts)
 
 
 class FallbackOracle(StreamingOracle):
