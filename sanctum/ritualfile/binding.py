@@ -6,7 +6,9 @@ a command line, not read yet); :func:`bind_inputs` and :func:`bind_updates` read
 them against the ritual's declarations: declared names only (with a did-you-mean), the
 declared JSON type (one predicate, :func:`sanctum.jsontypes.has_json_type`), enums,
 defaults filled in, and nothing a Seal cannot store (NaN, ±Infinity, nesting deeper than
-:data:`MAX_INPUT_DEPTH`). :func:`load_input_file` reads a JSON or YAML file of values.
+:data:`MAX_INPUT_DEPTH`, objects that are no JSON value, keys that are no strings,
+integers too long to write), with the path inside the value. :func:`load_input_file`
+reads a JSON or YAML file of values.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from sanctum.errors import RitualInputError
-from sanctum.jsontypes import has_json_type
+from sanctum.jsontypes import has_json_type, json_type_of
 
 if TYPE_CHECKING:
     from sanctum.ritualfile.models import RitualSpec
@@ -123,50 +125,94 @@ def _parse_value(text: str, *, name: str, source: str) -> Any:
     return value
 
 
-def _storable_problem(value: Any) -> str | None:
-    """What keeps ``value`` out of a Seal: ``"deep"``, ``"non-finite"`` or None.
+def _storable_problem(value: Any) -> tuple[str, str] | None:
+    """What keeps ``value`` out of a Seal, and where: ``(kind, path)`` or None.
 
-    The walk is iterative and stops below :data:`MAX_INPUT_DEPTH`, so a value nested
+    ``kind`` is ``"deep"``, ``"non-finite"``, or the words naming a value JSON cannot
+    hold (a ``set``, an ``object``, a mapping key that is no string, an integer too long
+    to write); ``path`` the place inside ``value`` (``"[0]"``, ``".a[2]"``, ``""`` for
+    the value itself). Types are those of :func:`sanctum.jsontypes.json_type_of`. The walk
+    is iterative, in order, and stops below :data:`MAX_INPUT_DEPTH`, so a value nested
     thousands deep (or a container that holds itself) is answered at once.
     """
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, float):
-            if not math.isfinite(item):
-                return "non-finite"
-            continue
-        if isinstance(item, Mapping):
-            children: Iterable[Any] = item.values()
-        elif isinstance(item, list | tuple):
-            children = item
-        else:
+        item, depth, path = stack.pop()
+        kind = json_type_of(item)
+        if kind is None:
+            return f"{_shown(item)} of type {type(item).__name__} is no JSON value", path
+        if kind == "number" and not math.isfinite(item):
+            return "non-finite", path
+        if kind == "integer" and _too_long(item):
+            limit = sys.get_int_max_str_digits()
+            return f"an integer of about {_digits(item)} digits (at most {limit})", path
+        if kind not in ("array", "object"):
             continue
         if depth >= MAX_INPUT_DEPTH:
-            return "deep"
-        stack.extend((child, depth + 1) for child in children)
+            return "deep", path
+        if kind == "array":
+            children = [(child, f"{path}[{i}]") for i, child in enumerate(item)]
+        else:
+            for key in item:
+                if not isinstance(key, str):
+                    return f"the key {_shown(key)} of type {type(key).__name__} is no string", path
+            children = [(child, _key_path(path, key)) for key, child in item.items()]
+        stack.extend((child, depth + 1, where) for child, where in reversed(children))
     return None
 
 
-def _require_finite(value: Any, *, name: str, source: str) -> None:
-    """Refuse NaN, ±Infinity and too-deep nesting anywhere in a value.
+def _too_long(number: int) -> bool:
+    """Whether ``str(number)`` passes the interpreter's digit limit (JSON writes it so)."""
+    limit = sys.get_int_max_str_digits()
+    return bool(limit) and _digits(number) > limit
 
-    Seals store values as JSON, which has no such numbers; nesting is capped at
+
+def _digits(number: int) -> int:
+    """Roughly how many decimal digits ``number`` has, without writing it out."""
+    return int(abs(number).bit_length() * 0.30103) + 1
+
+
+def _key_path(path: str, key: str) -> str:
+    """``path`` followed by ``key``: ``.key`` for a plain name, ``["a key"]`` else."""
+    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _require_finite(value: Any, *, name: str, source: str) -> None:
+    """Refuse anything a Seal cannot store, naming the place inside the value.
+
+    Seals store values as JSON: strings, numbers (finite, of at most the interpreter's
+    digit limit), booleans, null, lists and mappings with string keys, nested at most
     :data:`MAX_INPUT_DEPTH` levels.
 
     Raises:
-        RitualInputError: Naming the value and where it came from.
+        RitualInputError: Naming the value, the path inside it and where it came from.
     """
-    problem = _storable_problem(value)
+    found = _storable_problem(value)
+    if found is None:
+        return
+    problem, path = found
+    where = f"{source} {name}{path}"
     if problem == "deep":
         raise _too_deep(f"{source} {name}", name=name, source=source)
-    if problem is not None:
+    if problem == "non-finite":
         raise RitualInputError(
-            f"{source} {name}: NaN and Infinity are not allowed (a Seal stores values as "
+            f"{where}: NaN and Infinity are not allowed (a Seal stores values as "
             "JSON, which has no such numbers); give a finite number",
             name=name,
             source=source,
         )
+    raise RitualInputError(
+        f"{where}: {problem}; a Seal stores values as JSON, so give strings, numbers, "
+        "true/false, null, lists and mappings with string keys",
+        name=name,
+        source=source,
+    )
 
 
 def _read_text(value: Any, type_name: Any, *, name: str, source: str) -> Any:
@@ -356,6 +402,28 @@ def _unknown_name(key: str, known: Iterable[str], *, ritual: str, what: str) -> 
     return f"{ritual} declares no {what} {key!r}{hint} (declared {what}s: {listed})"
 
 
+def _named(values: object, what: str, source: str) -> Mapping[str, Any]:
+    """``values`` when it maps string names to values; refused otherwise.
+
+    Raises:
+        RitualInputError: For a list of pairs (or any non-mapping) or a name that is no
+            string, saying what to give instead.
+    """
+    if not isinstance(values, Mapping):
+        raise RitualInputError(
+            f"{what}s must be a mapping of names to values, not {type(values).__name__} "
+            f"{_shown(values)}; e.g. {{'n': 3}} (a list of pairs: dict(pairs))",
+            source=source,
+        )
+    for key in values:
+        if not isinstance(key, str):
+            raise RitualInputError(
+                f"{what} names must be strings, not {type(key).__name__} {_shown(key)}",
+                source=source,
+            )
+    return values
+
+
 def bind_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Check inputs against the ritual's declared ``inputs`` and fill in defaults.
 
@@ -370,14 +438,16 @@ def bind_inputs(spec: RitualSpec, inputs: Mapping[str, Any]) -> dict[str, Any]:
         ``dict[str, Any]``: the inputs with declared defaults added.
 
     Raises:
-        RitualInputError: For an undeclared name (with a did-you-mean), a missing
-            required input, a value whose type differs from the declaration, or a
-            number that is not finite (NaN, ±Infinity).
+        RitualInputError: For inputs that are no mapping or a name that is no string,
+            an undeclared name (with a did-you-mean), a missing required input, a value
+            whose type differs from the declaration, or anything a Seal cannot store (a
+            number that is not finite, an object that is no JSON value, a key that is no
+            string, an integer too long to write), naming the path inside the value.
     """
     declared = _declared_inputs(spec)
     name_of_ritual = getattr(spec, "name", None) or "the ritual"
     checked: dict[str, Any] = {}
-    for key, value in inputs.items():
+    for key, value in _named(inputs, "input", "inputs").items():
         if key not in declared:
             raise RitualInputError(
                 _unknown_name(key, declared, ritual=name_of_ritual, what="input"), name=key
@@ -435,14 +505,15 @@ def bind_updates(spec: RitualSpec, updates: Mapping[str, Any]) -> dict[str, Any]
         ``dict[str, Any]``: the updates, read.
 
     Raises:
-        RitualInputError: For an undeclared name (with a did-you-mean), a value of the
-            wrong type or a number that is not finite.
+        RitualInputError: For updates that are no mapping, an undeclared name (with a
+            did-you-mean), a value of the wrong type, or anything a Seal cannot store
+            (as :func:`bind_inputs` says), naming the path inside the value.
     """
     conduits = dict(getattr(spec, "aether", None) or {})
     inputs = _declared_inputs(spec)
     name_of_ritual = getattr(spec, "name", None) or "the ritual"
     checked: dict[str, Any] = {}
-    for key, value in updates.items():
+    for key, value in _named(updates, "update", "--update").items():
         declaration = conduits.get(key, inputs.get(key))
         if declaration is None:
             raise RitualInputError(
