@@ -151,6 +151,7 @@ async def _perform_case(
     status, message = "done", ""
     aether: dict[str, Any] = {}
     reasons: list[str] = []
+    unused = 0
     try:
         tape = testcases.case_cassette(file, case, record)
         loaded = load(ritual)
@@ -170,11 +171,14 @@ async def _perform_case(
                 _INVOCATION, updates=updates.pop(0), cassette=_next_session(tape), **common
             )
             result = await performance.wait()
+        unused = len(updates)
         status, message, aether = _outcome(result)
     except (SanctumError, ValueError, TypeError, RuntimeError) as exc:
         status, message = "failed", f"{type(exc).__name__}: {exc}"
     seen = dict(aether)
     failures = testcases.judge(case, status, message, seen, reasons)
+    if unused:
+        failures.append(_unused_updates(len(case.resume), unused, status))
     # The engine masked what the run wrote; the expectations, the reasons compared and
     # the case's name come from the test file, and are masked here.
     return testcases.TestResult(
@@ -186,6 +190,28 @@ async def _perform_case(
         duration=time.perf_counter() - started,
         aether=masks.mask(seen),
         secrets=masks or None,
+    )
+
+
+def _unused_updates(listed: int, unused: int, status: str) -> str:
+    """Why a case whose ``resume:`` updates were not all used fails.
+
+    Args:
+        listed: How many updates the case's ``resume:`` lists.
+        unused: How many of them were never given, the run having ended first.
+        status: How the run ended (``done``, ``failed``, ``interrupted``).
+    """
+    used = listed - unused
+    updates = "update" if listed == 1 else "updates"
+    if not used:
+        return (
+            f"resume: lists {listed} {updates}, but the run never paused (it ended "
+            f"{status}); remove resume: or make the ritual interrupt"
+        )
+    paused = "once" if used == 1 else f"{used} times"
+    return (
+        f"resume: lists {listed} {updates}, but the run paused only {paused} (it ended "
+        f"{status}); {unused} never used"
     )
 
 

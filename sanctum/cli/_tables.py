@@ -20,11 +20,12 @@ from rich.text import Text
 from sanctum.cli._common import printable
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, RenderResult
 
     from sanctum.api import InvocationSummary, Seal, TestResult
 
 __all__ = [
+    "TestReport",
     "format_time",
     "invocation_row",
     "invocations_table",
@@ -183,29 +184,123 @@ def seals_table(invocation_id: str, seals: Sequence[Seal], width: int = 80) -> T
     return _fitted_table(f"Seals of {printable(invocation_id)}", columns, None, width, row_styles)
 
 
-def test_table(results: Sequence[TestResult]) -> Table:
-    """Ritual test cases: pass/fail, file, case, status, time, and why a case failed."""
-    table = Table(title="Ritual tests", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("", no_wrap=True)
-    table.add_column("file", no_wrap=True)
-    table.add_column("case", overflow="fold")
-    table.add_column("status", no_wrap=True)
-    table.add_column("time", justify="right", no_wrap=True)
-    for result in results:
-        mark = Text("PASS", style="green") if result.passed else Text("FAIL", style="bold red")
-        own = getattr(result, "secrets", None)
-        masked = own.mask_text if own else str
-        table.add_row(
-            mark,
-            Text(printable(masked(_display_path(result.file)))),
-            Text(printable(masked(result.name))),
-            Text(printable(result.status)),
-            f"{result.duration * 1000:.0f}ms",
-        )
-        if not result.passed and result.message:
-            why = printable(masked(result.message), lines=True)
-            table.add_row("", "", Text(why, style="red"), "", "")
-    return table
+def test_table(results: Sequence[TestResult]) -> TestReport:
+    """Ritual test cases: pass/fail, file, case, status, time, and why a case failed.
+
+    Returns:
+        A renderable fitted to the width it is printed at (see :class:`TestReport`).
+    """
+    return TestReport(results)
+
+
+class TestReport:
+    """The ``sanctum test`` table, laid out for the width it is printed at.
+
+    One line per case — ``PASS``/``FAIL``, file, case, status, time — and under a failed
+    case its reason, wrapped at word boundaries across the whole width (indented under
+    the case). When the width is short, status, then time, then file are left out (the
+    file shrinks with ``…`` first), and a case name is cut with ``…``; the PASS/FAIL
+    column is always kept.
+    """
+
+    __test__ = False  # not a pytest class, despite its name
+
+    def __init__(self, results: Sequence[TestResult]) -> None:
+        self.rows: list[tuple[bool, tuple[str, str, str, str], str]] = []
+        for result in results:
+            own = getattr(result, "secrets", None)
+            masked = own.mask_text if own else str
+            why = printable(masked(result.message), lines=True) if not result.passed else ""
+            cells = (
+                printable(masked(_display_path(result.file))),
+                printable(masked(result.name)),
+                printable(result.status),
+                f"{result.duration * 1000:.0f}ms",
+            )
+            self.rows.append((result.passed, cells, why))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width, 20)
+        headers = ("", "file", "case", "status", "time")
+        naturals = [
+            max([cell_len(headers[i + 1]), *(cell_len(cells[i]) for _, cells, _ in self.rows)])
+            for i in range(4)
+        ]
+        widths = _fit_test_columns(dict(zip(headers[1:], naturals, strict=True)), width)
+        yield Text("Ritual tests")
+        yield Text("")
+        yield _test_line(("", *headers[1:]), widths, header=True)
+        yield Text(" " + "─" * (min(width, _line_width(widths)) - 1))
+        indent = " " * (1 + 4 + _GAP)
+        for passed, cells, why in self.rows:
+            mark = ("PASS", "green") if passed else ("FAIL", "bold red")
+            yield _test_line((mark, *cells), widths)
+            for part in why.splitlines():
+                for line in _wrap(part, max(width - len(indent), 12)):
+                    yield Text.assemble(indent, (line, "red"))
+        yield Text("")
+
+
+def _fit_test_columns(natural: dict[str, int], width: int) -> dict[str, int]:
+    """Widths of the test table's columns that fit in ``width`` (PASS/FAIL and case kept).
+
+    The case name keeps at least :data:`_CASE_FLOOR` cells (or its natural width): for
+    that, status is left out first, then the file is cut to 12 cells, then time and
+    file are left out; only then is the case name cut to what remains.
+    """
+    widths = dict(natural)
+    floor = min(natural["case"], _CASE_FLOOR)
+
+    def room() -> int:
+        return width - (_line_width(widths) - widths["case"])
+
+    for step in ("status", "file:12", "time", "file"):
+        if room() >= floor:
+            break
+        column, _, cut = step.partition(":")
+        if cut:
+            widths[column] = min(widths[column], max(int(cut), cell_len(column)))
+        else:
+            del widths[column]
+    widths["case"] = max(min(natural["case"], room()), 4)
+    return widths
+
+
+_CASE_FLOOR = 24
+"""Cells a case name keeps before the file and time columns give way."""
+
+
+def _line_width(widths: Mapping[str, int]) -> int:
+    """Cells a test line of these columns takes: a space, PASS, then each column."""
+    return 1 + 4 + sum(widths.values()) + _GAP * len(widths)
+
+
+def _test_line(
+    cells: Sequence[str | tuple[str, str]], widths: Mapping[str, int], *, header: bool = False
+) -> Text:
+    """One line of the test table: the mark, then each kept column, cut with ``…``."""
+    names = ("file", "case", "status", "time")
+    mark = cells[0]
+    line = Text(" ")
+    line.append(*mark) if isinstance(mark, tuple) else line.append(f"{mark:4}")
+    for name, cell in zip(names, cells[1:], strict=True):
+        if name not in widths:
+            continue
+        size = widths[name]
+        text = Text(str(cell), style="bold" if header else "")
+        text.truncate(size, overflow="ellipsis")
+        pad = " " * (size - text.cell_len)
+        line.append(" " * _GAP)
+        line.append_text(Text(pad) + text if name == "time" else text + Text(pad))
+    line.rstrip()
+    return line
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """``text`` wrapped at spaces to ``width`` cells; a longer word is cut into pieces."""
+    import textwrap
+
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
 
 
 # --------------------------------------------------------------------------- fitting

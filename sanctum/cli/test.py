@@ -47,7 +47,7 @@ def run_tests(
     """Run the test cases beside each ritual (NAME.test.yaml); exit 1 on any failure."""
     from sanctum import api
     from sanctum.cli._common import make_console
-    from sanctum.cli._tables import print_table, test_table
+    from sanctum.cli._tables import test_table
 
     mode = _record_mode(record, record_missing, force)
     outcomes = api.run_tests(paths or [Path(".")], record=mode)
@@ -55,7 +55,7 @@ def run_tests(
         typer.echo("no ritual tests found (a ritual's cases live in NAME.test.yaml)", err=True)
         raise typer.Exit(EXIT_USAGE)
     console = make_console()
-    print_table(console, test_table(outcomes))
+    console.print(test_table(outcomes), soft_wrap=True)
     if junit_xml is not None:
         junit_xml.write_text(api.junit_xml(outcomes), encoding="utf-8")
         typer.echo(f"wrote {junit_xml}", err=True)
