@@ -30,6 +30,7 @@ import importlib
 import typing
 
 from sanctum.__about__ import __version__
+from sanctum.api._faults import OracleFault, classify_oracle_fault, oracle_hint
 from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
 from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
 from sanctum.api._manage import (
@@ -76,6 +77,7 @@ __all__ = [
     "InvocationDetail",
     "InvocationSummary",
     "Mandate",
+    "OracleFault",
     "OracleOverride",
     "PendingInvocation",
     "Performance",
@@ -89,6 +91,7 @@ __all__ = [
     "TraceFileError",
     "__version__",
     "check_test_files",
+    "classify_oracle_fault",
     "code_references",
     "codex_path",
     "delete_invocation",
@@ -101,6 +104,7 @@ __all__ = [
     "load_trace",
     "omen_to_dict",
     "open_codex",
+    "oracle_hint",
     "pending",
     "prune_invocations",
     "queue_jobs",

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sanctum.api._faults import oracle_hint
 from sanctum.api._results import RunResult, RunStatus
 from sanctum.errors import (
     FileProblem,
@@ -337,9 +338,15 @@ def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
 def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
     """The failure and its cause, e.g. ``sigil 'x' failed: ... (caused by ...)``.
 
+    A failure an Oracle caused gets a second line with its likely fix (``hint: ...``).
+
     A recursion limit reached by a ritual file's run points at the file's
     ``recursion_limit:`` key instead of the Python API.
     """
+    hint = oracle_hint(failure)  # a dead server, an overflow, a missing model: its fix
+    told = _sigil_failure(failure)
+    if told is not None:
+        return told if hint is None else f"{told}\n{hint}"
     message = str(failure) or type(failure).__name__
     if isinstance(failure, RecursionLimitError) and failure.limit and ritual is not None:
         advice = f"Check the cycle's stop condition, or raise `recursion_limit:` in {ritual.name}"
@@ -347,7 +354,43 @@ def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:
     cause = failure.__cause__
     if cause is not None and str(cause) and str(cause) not in message:
         message += f" (caused by {type(cause).__name__}: {cause})"
-    return message
+    return message if hint is None else f"{message}\n{hint}"
+
+
+def _sigil_failure(failure: BaseException) -> str | None:
+    """A Sigil's failure told once: the path of Sigils in one line, then the root cause.
+
+    The engine wraps a failure once per Circle it crosses (an ``agent:`` sigil is a
+    Circle whose inner ``oracle`` Sigil calls the model), each wrapper repeating the
+    one inside. Here the chain of :class:`~sanctum.errors.SigilExecutionError` causes
+    is walked by its ``sigil`` fields (never by parsing a message) and the original
+    exception is worded once: ``sigil answer › oracle: Could not reach Ollama at …``.
+    A ``SanctumError`` root is told by its own message, any other exception with its
+    type (``sigil step: ValueError: bad``).
+
+    Returns:
+        The line, or None when ``failure`` is no Sigil failure with a root cause (a
+        timeout names itself; it keeps the engine's words).
+    """
+    from sanctum.errors import SigilExecutionError
+
+    path: list[str] = []
+    current: BaseException = failure
+    while isinstance(current, SigilExecutionError) and current.sigil:
+        if not path or path[-1] != current.sigil:
+            path.append(current.sigil)
+        if current.__cause__ is None:
+            return None
+        current = current.__cause__
+    if not path or isinstance(current, SigilExecutionError):
+        return None
+    if isinstance(current, SystemExit):
+        told = f"it called sys.exit({current.code!r}); a sigil fails by raising an exception"
+    elif isinstance(current, SanctumError):
+        told = str(current) or type(current).__name__
+    else:
+        told = f"{type(current).__name__}: {current}" if str(current) else type(current).__name__
+    return f"sigil {' › '.join(path)}: {told}"
 
 
 def _echoed(echo: Any, kinds: frozenset[type[Omen]]) -> Any:

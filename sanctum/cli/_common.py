@@ -168,8 +168,15 @@ def _escaped(match: re.Match[str]) -> str:
 
 
 def describe_error(exc: BaseException) -> str:
-    """A one-line-per-problem message for an expected error (control characters escaped)."""
-    return printable(_describe(exc), lines=True)
+    """A one-line-per-problem message for an expected error (control characters escaped).
+
+    A failure a model server caused gets one more line, its likely fix (``hint: ...``).
+    """
+    from sanctum.api import oracle_hint
+
+    hint = oracle_hint(exc)
+    text = _describe(exc)
+    return printable(text if hint is None else f"{text}\n{hint}", lines=True)
 
 
 def _describe(exc: BaseException) -> str:
