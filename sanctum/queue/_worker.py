@@ -52,6 +52,25 @@ async def sweep(app: Any, stale: float) -> int:
     return count
 
 
+def _quiet_takeovers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Say in one line that a zombie could not finish a job another worker finished.
+
+    A worker frozen past the stall timeout comes back, meets LeaseLost and then fails
+    to mark its job finished (the taker did); procrastinate leaves that error to the
+    event loop. Anything else goes to the loop's default handler.
+    """
+    exc = context.get("exception")
+    if exc is not None and 'not in "doing"' in str(getattr(exc, "__cause__", "")):
+        print(
+            "worker: a segment of this worker was taken over by another (stalled); "
+            "it wrote nothing",
+            file=sys.stderr,
+            flush=True,
+        )
+        return
+    loop.default_exception_handler(context)
+
+
 async def _sweeping(app: Any, timings: WorkerTimings) -> None:
     while True:
         try:
@@ -110,17 +129,31 @@ async def run_worker(
     app.task(name=SEGMENT_TASK, retry=0)(segment)
     served = ", ".join(queues) if queues else "all"
     print(f"worker {me} ready: queues {served}, concurrency {concurrency}", file=out, flush=True)
+    asyncio.get_running_loop().set_exception_handler(_quiet_takeovers)
     sweeper = asyncio.create_task(_sweeping(app, timings))
     try:
-        await app.run_worker_async(
-            queues=list(queues) if queues else None,
-            name=me,
-            concurrency=concurrency,
-            update_heartbeat_interval=timings.heartbeat,
-            stalled_worker_timeout=timings.stale,
-            fetch_job_polling_interval=timings.poll,
-            install_signal_handlers=True,
-        )
+        while True:
+            try:
+                await app.run_worker_async(
+                    queues=list(queues) if queues else None,
+                    name=me,
+                    concurrency=concurrency,
+                    update_heartbeat_interval=timings.heartbeat,
+                    stalled_worker_timeout=timings.stale,
+                    fetch_job_polling_interval=timings.poll,
+                    install_signal_handlers=True,
+                )
+                break
+            except Exception as exc:
+                if "procrastinate_jobs_worker_id_fkey" not in str(exc.__cause__):
+                    raise
+                old, me = me, worker_name() if name is None else f"{name}-{uuid.uuid4().hex[:4]}"
+                print(
+                    f"worker {old} was silent over {timings.stale:g} s and counted dead by "
+                    f"the others; it rejoins as {me}",
+                    file=out,
+                    flush=True,
+                )
     finally:
         sweeper.cancel()
         with contextlib.suppress(BaseException):
