@@ -191,24 +191,42 @@ async def list_jobs(
 ) -> list[QueuedJob]:
     """The segment jobs in the given statuses, oldest first, with their lease holders.
 
+    Reads only: on a database no submit and no worker has used yet (no queue tables),
+    the list is empty and nothing is created.
+
     Raises:
-        SealError: If procrastinate is missing or the database cannot be used.
+        SealError: If the database cannot be used.
     """
-    app = make_app(codex)
-    await open_app(app, codex)
+    import psycopg
+    from psycopg.rows import dict_row
+
     try:
-        rows = await app.connector.execute_query_all_async(
-            "SELECT j.id, j.lock, j.args, j.queue_name, j.status::text AS status, j.attempts, "
-            "l.holder FROM procrastinate_jobs AS j LEFT JOIN sanctum_leases AS l "
-            "ON l.invocation_id = j.lock AND j.status = 'doing' "
-            "WHERE j.task_name = %(task)s AND j.status::text = ANY(%(statuses)s) ORDER BY j.id",
-            task=SEGMENT_TASK,
-            statuses=list(statuses),
-        )
-    except Exception as exc:
-        raise SealError(f"cannot list the queue: {exc}") from None
-    finally:
-        await app.close_async()
+        async with await psycopg.AsyncConnection.connect(
+            codex, autocommit=True, row_factory=dict_row
+        ) as conn:
+            cursor = await conn.execute(
+                "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS jobs, "
+                "to_regclass('sanctum_leases') IS NOT NULL AS leases"
+            )
+            found = await cursor.fetchone()
+            if found is None or not found["jobs"]:
+                return []
+            holder = "l.holder" if found["leases"] else "NULL AS holder"
+            leases = (
+                "LEFT JOIN sanctum_leases AS l ON l.invocation_id = j.lock AND j.status = 'doing' "
+                if found["leases"]
+                else ""
+            )
+            cursor = await conn.execute(
+                "SELECT j.id, j.lock, j.args, j.queue_name, j.status::text AS status, "
+                f"j.attempts, {holder} FROM procrastinate_jobs AS j {leases}"
+                "WHERE j.task_name = %(task)s AND j.status::text = ANY(%(statuses)s) "
+                "ORDER BY j.id",
+                {"task": SEGMENT_TASK, "statuses": list(statuses)},
+            )
+            rows = await cursor.fetchall()
+    except psycopg.Error as exc:
+        raise SealError(f"cannot list the queue: {str(exc).strip()}") from None
     return [
         QueuedJob(
             job_id=int(row["id"]),
