@@ -50,7 +50,7 @@ def llama_overflow() -> Reply:
 def test_a_dead_server_says_start_it(tmp_path: Path) -> None:
     lines = run(tmp_path, "ollama", f"http://127.0.0.1:{closed_port()}")
     assert lines[-1] == "hint: connection: start the model server, or check base_url"
-    assert lines[-2].startswith("error: sigil 'speak' failed")
+    assert lines[-2].startswith("error: sigil speak: Could not reach Ollama at http://127.0.0.1:")
 
 
 @pytest.mark.parametrize(
