@@ -266,7 +266,7 @@ def perform(ritual: Path, codex: Path, **options: Any) -> tuple[Any, list[str]]:
             modes=("tokens",),
             **options,
         )
-        tokens = [str(omen.payload) async for omen in performance]
+        tokens = [str(getattr(omen, "payload", "")) async for omen in performance]
         assert performance.result is not None
         return performance.result, tokens
 

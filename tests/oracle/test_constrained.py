@@ -114,7 +114,7 @@ async def test_openai_compatible_sends_a_json_schema_response_format(server: Mod
     assert fmt["type"] == "json_schema"
     assert fmt["json_schema"]["schema"] == spell_call_schema([WORD_COUNT])
     assert "word_count" in sent["messages"][0]["content"]  # the spells in the system prompt
-    transcript = [
+    transcript: list[dict[str, Any]] = [
         *ASK,
         {"role": "assistant", "content": "", "spell_calls": [first.spell_calls[0].to_message()]},
         {"role": "spell", "name": "word_count", "call_id": "c1", "content": "3"},

@@ -337,7 +337,7 @@ async def test_without_spells_the_wrapper_passes_through() -> None:
 
 async def test_earlier_calls_and_results_are_written_back_as_text() -> None:
     inner = ScriptedOracle(["Five."])
-    transcript = [
+    transcript: list[dict[str, Any]] = [
         *HELLO,
         {
             "role": "assistant",

@@ -21,7 +21,7 @@ import pytest
 
 from sanctum.errors import OracleResponseError
 from sanctum.grimoire import Tome, spell, summon
-from sanctum.oracle import SpellCall
+from sanctum.oracle import OracleResponse, SpellCall
 from sanctum.oracle.transformers import TransformersOracle, to_chat_template_messages
 
 TEMPLATE = (
@@ -138,7 +138,7 @@ async def test_spells_go_to_the_template_as_tools_and_calls_are_parsed() -> None
 
 
 def test_the_transcript_is_translated_for_chat_templates() -> None:
-    transcript = [
+    transcript: list[dict[str, Any]] = [
         {"role": "user", "content": "2+3?"},
         {
             "role": "assistant",
@@ -168,8 +168,10 @@ async def test_streaming_yields_text_then_the_response() -> None:
     voice = oracle("Grüße, 世界")
     items = [item async for item in voice.stream_response([{"role": "user", "content": "hi"}])]
     *chunks, final = items
-    assert "".join(chunks) == "Grüße, 世界"
+    assert all(isinstance(chunk, str) for chunk in chunks)
+    assert "".join(str(chunk) for chunk in chunks) == "Grüße, 世界"
     assert len(chunks) > 1
+    assert isinstance(final, OracleResponse)
     assert final.text == "Grüße, 世界"
     texts = [c async for c in oracle("a b").stream_generate([{"role": "user", "content": "x"}])]
     assert "".join(texts) == "a b"
