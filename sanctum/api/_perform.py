@@ -88,8 +88,10 @@ class Performance:
         modes: Sequence[str],
         trace_path: str | Path | None,
         resumes: bool = False,
+        replace_trace: bool = False,
     ) -> None:
         self._setup = setup
+        self.replace_trace = replace_trace
         self.sealed = resumes
         """Whether the invocation has a Seal to resume from.
 
@@ -159,6 +161,14 @@ class Performance:
             raise TraceFileError(
                 f"--trace: {exc.strerror or exc}", path=str(self.trace_path)
             ) from None
+        other = _traced_invocation(path)
+        if other is not None and other != self.invocation_id and not self.replace_trace:
+            raise TraceFileError(
+                f"--trace {path} holds the trace of invocation {other}, not of this "
+                f"invocation {self.invocation_id}; name another file, or pass --force to "
+                "replace it",
+                path=str(path),
+            )
         return recorder
 
     async def _stream(self, rite: Rite, staged: Staged, recorder: Any) -> AsyncIterator[Omen]:
@@ -333,6 +343,23 @@ def _flush_trace(recorder: Any, ending: BaseException | None) -> None:
         recorder.flush(ending)
     except (OSError, TypeError, ValueError) as exc:
         warnings.warn(f"could not write the trace: {exc}", RuntimeWarning, stacklevel=2)
+
+
+def _traced_invocation(path: Path) -> str | None:
+    """The invocation id of the sanctum trace at ``path``, or None (no file, no trace).
+
+    The recorder has checked the file already: a file that exists is empty or a trace.
+    """
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    from sanctum.api._files import load_trace
+
+    try:
+        document = load_trace(path)
+    except (OSError, ValueError, SanctumError):
+        return None
+    ident = document.get("invocation_id")
+    return ident if isinstance(ident, str) else None
 
 
 def _failure_message(failure: BaseException, ritual: Path | None = None) -> str:

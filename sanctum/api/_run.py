@@ -45,6 +45,7 @@ def run(
     replay: str | Path | None = None,
     cassette: Any = None,
     mandate: Mandate | None = None,
+    replace_trace: bool = False,
 ) -> Performance:
     """Perform a ritual file from the start.
 
@@ -57,9 +58,10 @@ def run(
             ``codex:`` if it names one, else the default ``.sanctum/codex.db``. A Codex
             passed in is not closed afterwards.
         invocation_id: The Invocation's id; a fresh uuid4 hex when omitted.
-        trace_path: Where to write a trace (a TraceRecorder is attached).
+        trace_path: Where to write a trace (a TraceRecorder is attached). A file that
+            holds the trace of another invocation is refused unless ``replace_trace``.
         modes: Stream modes whose Omens the iteration yields (``updates``, ``values``,
-            ``omens``, ``tokens``); empty yields none.
+            ``omens``, ``tokens``, ``agent``); empty yields none.
         oracles: Oracles replacing the file's, by name: an ``OracleOverride`` (another
             provider or model) or an Oracle object (a ScriptedOracle in a test).
         secrets: More to mask (a :class:`~sanctum.wards.secrets.Secrets`), on top of
@@ -71,6 +73,9 @@ def run(
             contacted. A request that differs fails the run with a CassetteMismatch.
         cassette: A cassette recorder or player already open (instead of ``record``
             or ``replay``).
+        mandate: Who the run acts for (stored in Seal metadata).
+        replace_trace: Write ``trace_path`` even over the trace of another invocation
+            (``sanctum run --force``).
 
     Returns:
         A :class:`Performance` to iterate.
@@ -110,7 +115,13 @@ def run(
         call = {"input": bound, "metadata": file.metadata, "mandate": mandate}
         return Staged(rite=rite, call=call, ritual=file, store=store, secrets=masks or None)
 
-    return Performance(setup, invocation_id=ident, modes=modes, trace_path=trace_path)
+    return Performance(
+        setup,
+        invocation_id=ident,
+        modes=modes,
+        trace_path=trace_path,
+        replace_trace=replace_trace,
+    )
 
 
 def resume(
@@ -143,9 +154,11 @@ def resume(
             ritual (see ``RitualFile.bind_updates``).
         seal_id: A historic Seal to continue from instead of the latest (time-travel);
             a unique prefix of its id will do.
-        force: Continue even when the ritual file changed since the run.
+        force: Continue even when the ritual file changed since the run, and write
+            ``trace_path`` even over the trace of another invocation.
         codex: A Codex, a Codex URL or None for the default ``.sanctum/codex.db``.
-        trace_path: Where to write a trace of the resumed part.
+        trace_path: Where to write a trace of the resumed part (a trace of this
+            invocation there is continued; another invocation's is refused).
         modes: Stream modes whose Omens the iteration yields.
         oracles: Oracles replacing the file's, as for :func:`run`.
         secrets: More to mask, as for :func:`run`.
@@ -204,7 +217,12 @@ def resume(
         return Staged(rite=rite, call=call, ritual=file, store=store, secrets=masks or None)
 
     return Performance(
-        setup, invocation_id=invocation_id, modes=modes, trace_path=trace_path, resumes=True
+        setup,
+        invocation_id=invocation_id,
+        modes=modes,
+        trace_path=trace_path,
+        resumes=True,
+        replace_trace=force,
     )
 
 

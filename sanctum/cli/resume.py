@@ -54,7 +54,13 @@ def resume(
     ] = None,
     force: Annotated[
         bool,
-        typer.Option("--force", help="Resume even though the ritual file changed since the run."),
+        typer.Option(
+            "--force",
+            help=(
+                "Resume even though the ritual file changed since the run; let --trace "
+                "replace a file holding another invocation's trace."
+            ),
+        ),
     ] = False,
     stream: StreamOpt = None,
     json_lines: JsonOpt = False,

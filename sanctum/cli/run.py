@@ -67,6 +67,12 @@ def run(
     principal: AsOpt = None,
     role: RoleOpt = None,
     mandate_file: MandateFileOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Let --trace replace a file holding another invocation's trace."
+        ),
+    ] = False,
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
@@ -92,6 +98,7 @@ def run(
             record=record,
             replay=replay,
             mandate=mandate_of(principal, role, mandate_file),
+            replace_trace=force,
         )
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
