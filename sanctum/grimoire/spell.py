@@ -60,6 +60,10 @@ class Spell:
             means anyone.
         repeatable: A poller: calling it again with the same arguments is normal work,
             so the loop guard never counts its identical results.
+        record: The Spell acts on an outside system (mail, a ticket desk, a payment):
+            a cassette records its casts and a replay answers them from the recording
+            instead of casting it (see :mod:`sanctum.grimoire.recorded`). Ordinary
+            Spells are the code under test and always run.
 
     Raises:
         ValueError: If ``access`` is not an access level or ``roles`` is a bare string.
@@ -74,6 +78,7 @@ class Spell:
     access: str | None = None
     roles: frozenset[str] | None = None
     repeatable: bool = False
+    record: bool = False
 
     def __post_init__(self) -> None:
         if self.access is not None and self.access not in ACCESS_LEVELS:
@@ -415,6 +420,7 @@ def spell(
     access: str | None = None,
     roles: Iterable[str] | None = None,
     repeatable: bool = False,
+    record: bool = False,
 ) -> Spell: ...
 
 
@@ -428,6 +434,7 @@ def spell(
     access: str | None = None,
     roles: Iterable[str] | None = None,
     repeatable: bool = False,
+    record: bool = False,
 ) -> Callable[[Callable[..., Any]], Spell]: ...
 
 
@@ -440,6 +447,7 @@ def spell(
     access: str | None = None,
     roles: Iterable[str] | None = None,
     repeatable: bool = False,
+    record: bool = False,
 ) -> Spell | Callable[[Callable[..., Any]], Spell]:
     """Inscribe a Python function as a Spell (a tool).
 
@@ -466,6 +474,8 @@ def spell(
             write).
         roles: Roles allowed to use the Spell (None: anyone).
         repeatable: Marks a poller the loop guard should not count repeats of.
+        record: Marks a Spell with outside effects: cassettes record its casts and
+            replays answer them without casting it.
 
     Returns:
         A :class:`Spell`, or a decorator producing one.
@@ -487,6 +497,7 @@ def spell(
                 access=target.access if access is None else access,
                 roles=target.roles if roles is None else allowed,
                 repeatable=target.repeatable or repeatable,
+                record=target.record or record,
             )
         if not callable(target):
             raise TypeError(f"@spell needs a function, got {type(target).__name__}")
@@ -501,6 +512,7 @@ def spell(
             access=access,
             roles=allowed,
             repeatable=repeatable,
+            record=record,
         )
 
     if fn is not None:

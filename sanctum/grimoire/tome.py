@@ -426,6 +426,9 @@ def _load_manifest(manifest: Path) -> Spell:
     if not isinstance(target, Spell) and not callable(target):
         raise _fail(manifest, f"entrypoint {function!r} is not callable")
     access, roles, repeatable = _labels(manifest, content)
+    record = content.get("record", False)
+    if not isinstance(record, bool):
+        raise _fail(manifest, "field 'record' must be true or false")
     base = target if isinstance(target, Spell) else spell(target, name=content["name"])
     return Spell(
         name=content["name"].strip(),
@@ -435,6 +438,7 @@ def _load_manifest(manifest: Path) -> Spell:
         access=base.access if access is None else access,
         roles=base.roles if roles is None else roles,
         repeatable=base.repeatable or repeatable,
+        record=base.record or record,
     )
 
 

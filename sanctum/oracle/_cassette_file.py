@@ -245,10 +245,11 @@ def blank(value: Any, patterns: list[str]) -> Any:
 
 
 def request_diff(recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> str:
-    """A unified diff (at most 40 lines, each at most 200 characters) of two requests."""
+    """A unified diff (at most 40 lines, each at most 200 characters) of two requests
+    (their ``options`` left out: they are never compared)."""
 
     def lines(request: Mapping[str, Any]) -> list[str]:
-        body = {"messages": request.get("messages"), "spells": request.get("spells")}
+        body = {key: value for key, value in request.items() if key != "options"}
         text = json.dumps(body, indent=2, ensure_ascii=False, sort_keys=True)
         return [line if len(line) <= 200 else line[:199] + "…" for line in text.splitlines()]
 

@@ -20,8 +20,9 @@ A cassette is one JSON Lines file (UTF-8, one JSON object per line):
   ``number`` counts the calls of one oracle from one sigil, 1-based, over the whole
   cassette; ``stream`` holds the streamed text chunks with their offsets in seconds
   from the start of the call (null for a call answered in one piece).
-* a line per recorded Spell cast (:meth:`CassetteRecorder.record_spell`; the Grimoire
-  does not call it yet, so spells re-run on replay): ``{"kind": "spell", "session": 0,
+* a line per cast of a Spell marked ``record`` (outside effects; see
+  :mod:`sanctum.grimoire.recorded` — other spells are the code under test and re-run on
+  replay, where :meth:`CassettePlayer.cast` answers the marked ones): ``{"kind": "spell", "session": 0,
   "spell": "send_mail", "number": 1, "digest": "sha256:…", "arguments": {…},
   "result": …, "error": null | {"type": "…", "message": "…"}}``.
 
@@ -306,6 +307,51 @@ class CassettePlayer:
         if request.get("schema") is not None:
             wanted["schema"] = request["schema"]
         return bool(blank(wanted, ignore) == blank(dict(actual), ignore))
+
+    def cast(self, spell: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The next recorded cast of ``spell``, checked against these arguments.
+
+        Args:
+            spell: The Spell's name.
+            arguments: The arguments of this cast (masked as the recording was).
+
+        Returns:
+            The recorded line: ``{"result": ..., "error": None | {"type", "message"}}``.
+
+        Raises:
+            CassetteMismatch: If no cast of ``spell`` is left, or the next one was made
+                with other arguments (``oracle`` is ``"spell:NAME"``, ``diff`` shows the
+                two argument sets).
+        """
+        actual = jsonable(dict(arguments))
+        if self._masker is not None:
+            actual = self._masker.mask(actual)
+        with self._lock:
+            casts = self._spells.get(spell, [])
+            number = self._spell_next.get(spell, 0) + 1
+            if number > len(casts):
+                raise CassetteMismatch(
+                    f"cassette {self.path}: spell {spell!r} was cast {number} time(s), but "
+                    f"the cassette recorded {len(casts)}; the ritual casts more than was "
+                    "recorded — re-record with --record",
+                    sigil=None,
+                    oracle=f"spell:{spell}",
+                    call=number,
+                    diff="",
+                )
+            recorded = casts[number - 1]
+            if recorded.get("digest") != request_digest({"messages": actual, "spells": None}):
+                diff = request_diff({"arguments": recorded.get("arguments")}, {"arguments": actual})
+                raise CassetteMismatch(
+                    f"cassette {self.path}: cast {number} of spell {spell!r} has other "
+                    f"arguments than the recording; re-record with --record\n{diff}",
+                    sigil=None,
+                    oracle=f"spell:{spell}",
+                    call=number,
+                    diff=diff,
+                )
+            self._spell_next[spell] = number
+            return recorded
 
     def spell_result(self, spell: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
         """The next recorded cast of ``spell``, or None when none is left."""

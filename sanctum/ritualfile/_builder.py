@@ -202,6 +202,10 @@ class Builder:
             folder = confine(self.folder, self.spec.tomes[name].path, self.source.root, "tome")
             try:
                 self._tomes[name] = Tome.load_from_directory(folder)
+                if self.cassette is not None:  # spells with outside effects: recorded
+                    from sanctum.grimoire.recorded import recorded_tome
+
+                    self._tomes[name] = recorded_tome(self._tomes[name], self.cassette)
             except ValueError as exc:
                 self.problems.add(("tomes", name, "path"), f"tome {name!r}: {exc}")
                 self._tomes[name] = None
