@@ -215,29 +215,44 @@ def parse_openai_message(message: Mapping[str, Any]) -> tuple[str, list[SpellCal
 
 
 def usage_from(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The numeric token counters of a response's ``usage`` object.
+    """The numeric token counters of a response's ``usage`` object, and its cache hits.
 
     A chunk without ``usage`` but with llama.cpp's ``timings`` (``prompt_n``,
     ``predicted_n``: the final chunk of llama-server's stream) gives
-    ``prompt_tokens``, ``completion_tokens`` and ``total_tokens`` from those.
+    ``prompt_tokens``, ``completion_tokens`` and ``total_tokens`` from those;
+    ``prompt_tokens`` is the whole prompt, the tokens evaluated (``prompt_n``) plus
+    those taken from the server's prefix cache (``cache_n``).
+
+    ``cached_tokens`` is the number of prompt tokens the server did not evaluate again
+    because its prefix cache held them: OpenAI's ``usage.prompt_tokens_details.
+    cached_tokens`` (vLLM, newer llama-server), else llama-server's ``timings.cache_n``.
+    It is absent when the server does not say.
 
     Returns:
         ``dict[str, int | float]``; empty when the data carries no counters.
     """
     usage = data.get("usage")
+    timings = data.get("timings")
+    timings = timings if isinstance(timings, dict) else {}
+    cache_n = timings.get("cache_n")
     if not isinstance(usage, dict):
-        timings = data.get("timings")
-        if not isinstance(timings, dict):
-            return {}
         prompt, predicted = timings.get("prompt_n"), timings.get("predicted_n")
         if not (_is_token_count(prompt) and _is_token_count(predicted)):
             return {}
+        whole = prompt + cache_n if _is_token_count(cache_n) else prompt
         usage = {
-            "prompt_tokens": prompt,
+            "prompt_tokens": whole,
             "completion_tokens": predicted,
-            "total_tokens": prompt + predicted,
+            "total_tokens": whole + predicted,
         }
-    return {key: value for key, value in usage.items() if _is_count(value)}
+    counters = {key: value for key, value in usage.items() if _is_count(value)}
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if _is_token_count(cached):
+        counters["cached_tokens"] = cached
+    elif _is_token_count(cache_n):
+        counters["cached_tokens"] = cache_n
+    return counters
 
 
 def _is_token_count(value: Any) -> TypeGuard[int]:

@@ -48,6 +48,7 @@ _CHAT_PATH = "/api/chat"
 # Ollama's counters (nanoseconds for durations) copied into OracleResponse.usage.
 _USAGE_KEYS = (
     "prompt_eval_count",
+    "prompt_eval_cached_count",
     "eval_count",
     "total_duration",
     "load_duration",
@@ -217,6 +218,10 @@ def _usage(data: Mapping[str, Any]) -> dict[str, Any]:
         usage["prompt_tokens"] = usage["prompt_eval_count"]
     if "eval_count" in usage:
         usage["completion_tokens"] = usage["eval_count"]
+    if "prompt_eval_cached_count" in usage:  # builds that report prefix-cache hits count
+        cached = usage["prompt_eval_cached_count"]  # them apart from prompt_eval_count
+        usage["cached_tokens"] = cached
+        usage["prompt_tokens"] = usage.get("prompt_eval_count", 0) + cached
     if "prompt_tokens" in usage or "completion_tokens" in usage:
         usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     return usage
@@ -235,7 +240,11 @@ def parse_chat_response(data: Any) -> OracleResponse:
         per tool call (arguments as dicts; text that does not parse is kept under
         ``"__malformed_json__"`` for the repair layer; a missing id becomes
         ``call_<hex>``), ``usage`` Ollama's counters plus ``prompt_tokens``,
-        ``completion_tokens`` and ``total_tokens``.
+        ``completion_tokens`` and ``total_tokens``; ``cached_tokens`` (prompt tokens
+        the prefix cache held) when the server reports ``prompt_eval_cached_count``.
+        Older servers report only the tokens they evaluated (``prompt_eval_count``,
+        absent when the whole prompt was cached), so there ``prompt_tokens`` may be less
+        than the prompt.
 
     Raises:
         OracleResponseError: If ``data`` is an error answer (``{"error": ...}``) or holds
