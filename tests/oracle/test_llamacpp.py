@@ -214,3 +214,23 @@ async def test_real_model_constrained_entity_casts_a_valid_call() -> None:
         await oracle.aclose()
     assert cast, "spell_choice='required' must cast on the first turn"
     assert rejected == []  # no malformed call, no unknown spell, no invalid argument
+
+
+async def test_real_model_run_recorded_then_replayed_offline(
+    smollm2: LlamaCppOracle, tmp_path: Path
+) -> None:
+    from sanctum.oracle.cassette import RecordingOracle, ReplayOracle
+
+    path = tmp_path / "real.jsonl"
+    asked = [{"role": "user", "content": "Say hello."}]
+    recording = RecordingOracle(smollm2, path, name="local", sigil="greet")
+    streamed = [item async for item in recording.stream_response(asked)]
+    *chunks, answer = streamed
+    assert isinstance(answer, OracleResponse)
+    assert answer.text
+    replay = ReplayOracle(path)
+    again = [item async for item in replay.stream_response(asked)]
+    *replayed_chunks, replayed = again
+    assert replayed_chunks == chunks  # the same tokens, with no model loaded
+    assert isinstance(replayed, OracleResponse)
+    assert (replayed.text, replayed.usage) == (answer.text, answer.usage)
