@@ -21,6 +21,7 @@ __all__ = [
     "omen_to_dict",
     "resume_command",
     "ritual_digest",
+    "usage_totals",
     "without_password",
 ]
 
@@ -135,6 +136,9 @@ class RunResult:
     def to_dict(self) -> dict[str, Any]:
         """The result as plain, strict JSON-ready data (``{"kind": "result", ...}``).
 
+        ``usage`` sums the token counters the Oracles reported (:func:`usage_totals`),
+        prompt-cache hits included; None when no transcript in the Aether has any.
+
         The Aether is converted as :func:`omen_to_dict` converts an Omen's values
         (non-finite floats become ``"NaN"``, ``"Infinity"``, ``"-Infinity"``).
         """
@@ -145,7 +149,44 @@ class RunResult:
             data["codex_url"] = DEFAULT_CODEX_URL
         if self.status == "paused":
             data["resume"] = None if self.ephemeral else self.resume_command
+        data["usage"] = usage_totals(self.aether)
         return data
+
+
+_SUMMED = ("prompt_tokens", "completion_tokens", "cached_tokens")
+
+
+def usage_totals(aether: Mapping[str, Any]) -> dict[str, int] | None:
+    """The token counters of every consultation a transcript in the Aether records.
+
+    Sums the ``usage`` the Oracles reported on the assistant messages of each list
+    Conduit (an agent's transcript, an oracle sigil's ``messages``): ``consultations``
+    (messages carrying usage), ``prompt_tokens``, ``completion_tokens`` and
+    ``cached_tokens`` (prompt tokens the server's prefix cache held, where it says; see
+    docs/oracles.md). A count no server reported is left out.
+
+    Args:
+        aether: The final (or paused, or last known) Aether.
+
+    Returns:
+        ``{"consultations": n, "prompt_tokens": n, ...}`` in tokens, or None when no
+        message carries usage.
+    """
+    totals: dict[str, int] = {}
+    consultations = 0
+    for value in aether.values():
+        if not isinstance(value, list):
+            continue
+        for message in value:
+            usage = message.get("usage") if isinstance(message, Mapping) else None
+            if not isinstance(usage, Mapping) or message.get("role") != "assistant":
+                continue
+            consultations += 1
+            for key in _SUMMED:
+                count = usage.get(key)
+                if isinstance(count, int) and not isinstance(count, bool):
+                    totals[key] = totals.get(key, 0) + count
+    return {"consultations": consultations, **totals} if consultations else None
 
 
 NON_FINITE_TEXT = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}

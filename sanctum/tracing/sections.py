@@ -15,6 +15,7 @@ from sanctum.tracing._text import compact_json, esc, fmt_duration, pretty_json, 
 __all__ = [
     "SECTION_TITLES",
     "aether_section",
+    "agent_section",
     "body_sections",
     "circles_section",
     "deltas_section",
@@ -37,6 +38,7 @@ SECTION_TITLES: dict[str, str] = {
     "spell-calls": "Spell calls",
     "repairs": "Repairs",
     "rejections": "Rejections",
+    "agent": "Agent",
     "retries": "Retries",
     "seals": "Seals",
     "tokens": "Tokens",
@@ -303,6 +305,92 @@ def rejections_section(doc: Doc, *, nested: bool = False) -> str:
     return _section("rejections", table, count=len(rejections), nested=nested)
 
 
+_AGENT_OMENS = frozenset(
+    {
+        "OracleFellBack",
+        "TranscriptCompacted",
+        "CompactionStalled",
+        "LoopGuardTripped",
+        "TurnBudgetReached",
+        "ApprovalRequested",
+    }
+)
+
+
+def _agent_event(omen: Mapping[str, Any]) -> str:
+    """What an agent-loop Omen says, in words (every value escaped)."""
+    kind = omen.get("type")
+    if kind == "OracleFellBack":
+        status = omen.get("status")
+        http = f", HTTP {esc(status)}" if status is not None else ""
+        return (
+            f"<strong>{esc(omen.get('from_oracle'))}</strong> failed ({esc(omen.get('reason'))}"
+            f"{http}); <strong>{esc(omen.get('to_oracle'))}</strong> answered"
+        )
+    if kind == "TranscriptCompacted":
+        forced = " (forced by an overflow)" if omen.get("forced") is True else ""
+        return (
+            f"summary by <strong>{esc(omen.get('summarizer'))}</strong> covers "
+            f"{esc(omen.get('covered'))} messages, saves ≈ {esc(omen.get('saved_tokens'))} "
+            f"tokens{forced}"
+        )
+    shown = {
+        k: v
+        for k, v in omen.items()
+        if k not in ("type", "invocation_id", "superstep", "sigil", "timestamp")
+    }
+    return _code(shown)
+
+
+def _consultations(doc: Doc) -> list[list[str]]:
+    """One row per assistant message with usage in the deltas: who answered, tokens."""
+    rows: list[list[str]] = []
+    for item in _list(doc, "deltas"):
+        delta = item.get("delta")
+        for value in delta.values() if isinstance(delta, Mapping) else ():
+            for message in value if isinstance(value, list) else ():
+                usage = message.get("usage") if isinstance(message, Mapping) else None
+                if not isinstance(usage, Mapping) or message.get("role") != "assistant":
+                    continue
+                fallback = usage.get("fallback")
+                by = fallback.get("oracle") if isinstance(fallback, Mapping) else None
+                rows.append(
+                    [
+                        esc(item.get("superstep")),
+                        _sigil(item.get("sigil")),
+                        esc(by or message.get("oracle") or "—"),
+                        esc(usage.get("prompt_tokens", "—")),
+                        esc(usage.get("cached_tokens", "—")),
+                        esc(usage.get("completion_tokens", "—")),
+                    ]
+                )
+    return rows
+
+
+def agent_section(doc: Doc, *, nested: bool = False) -> str:
+    """An agent loop's own decisions, and the token counts of each consultation.
+
+    The decisions are the agent-mode Omens (fallbacks, compactions, guard, budget,
+    approvals) kept in ``other_omens``; the counts are read from the assistant messages
+    of the deltas: who answered, prompt tokens, prompt-cache hits, completion tokens.
+    """
+    events = [o for o in _list(doc, "other_omens") if o.get("type") in _AGENT_OMENS]
+    consulted = _consultations(doc)
+    if not events and not consulted:
+        return _section("agent", _empty("agent events or consultations"), nested=nested)
+    body = ""
+    if events:
+        rows = [
+            [esc(o.get("superstep")), _sigil(o.get("sigil")), esc(o.get("type")), _agent_event(o)]
+            for o in events
+        ]
+        body += _table(["Superstep", "Sigil", "Event", "What happened"], rows)
+    if consulted:
+        headers = ["Superstep", "Sigil", "Answered by", "Prompt tokens", "Cached", "Completion"]
+        body += _table(headers, consulted)
+    return _section("agent", body, count=len(events) + len(consulted), nested=nested)
+
+
 def retries_section(doc: Doc, *, nested: bool = False) -> str:
     """Retries granted by Sigil policies (SigilRetried)."""
     retries = _list(doc, "retries")
@@ -405,6 +493,7 @@ def body_sections(doc: Doc, *, depth: int = 0) -> str:
         spell_calls_section,
         repairs_section,
         rejections_section,
+        agent_section,
         retries_section,
         seals_section,
         tokens_section,
