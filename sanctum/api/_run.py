@@ -141,11 +141,15 @@ def resume(
     mandate: Mandate | None = None,
     decision: str | None = None,
     reason: str | None = None,
+    ritual: str | Path | None = None,
 ) -> Performance:
     """Continue an invocation from its latest Seal (or from ``seal_id``).
 
-    The ritual file is found through the Seal's metadata (its path and content hash,
-    recorded at :func:`run`).
+    The ritual file is found through the Seal's metadata (recorded at :func:`run`): its
+    absolute path, else — the project folder moved — its path relative to the project
+    root, looked for below the working directory and each of its parents; ``ritual``
+    names it instead. Either way it must be the version that ran: the file, its circle
+    files and its Python modules are compared with their recorded digests.
 
     Args:
         invocation_id: The Invocation to continue.
@@ -171,6 +175,8 @@ def resume(
         decision: ``"approve"`` or ``"reject"``: decide every call the paused Seal
             holds awaiting approval (signed by ``mandate``'s principal).
         reason: Why, with ``decision`` (the model sees it on a rejection).
+        ritual: The ritual file to resume with (``sanctum resume --ritual``), instead
+            of the one the Seal records; still checked against the recorded digests.
 
     Returns:
         A :class:`Performance` to iterate.
@@ -178,8 +184,8 @@ def resume(
     Raises:
         TypeError: If ``secrets`` is not a Secrets.
         SealError: (from the iteration) If the codex does not exist, the invocation or
-            the Seal is unknown, or the ritual file is missing or changed (without
-            ``force``).
+            the Seal is unknown, or the ritual file is missing, or it, a circle file or
+            a Python module it runs changed (without ``force``).
         RitualInputError: (from the iteration) If an update names no conduit of the
             ritual or its value does not fit; nothing is resumed.
     """
@@ -192,7 +198,7 @@ def resume(
             with masked_setup(masks, None):
                 seal = await _seal_to_resume(store, invocation_id, seal_id)
                 await _refuse_taken(store.codex, invocation_id)
-                file = _ritual_of_seal(seal, invocation_id, force=force)
+                file = _ritual_of_seal(seal, invocation_id, force=force, ritual=ritual)
             masks = file.secrets | masks
             with masked_setup(masks, file.path):
                 asked = dict(updates or {})
@@ -380,32 +386,29 @@ def _refuse_done(seal: Seal, invocation_id: str, codex_url: str | None) -> None:
     )
 
 
-def _ritual_of_seal(seal: Seal, invocation_id: str, *, force: bool) -> RitualFile:
-    """The ritual file a Seal records, loaded and checked against its recorded digest.
+def _ritual_of_seal(
+    seal: Seal, invocation_id: str, *, force: bool, ritual: str | Path | None = None
+) -> RitualFile:
+    """The ritual file a Seal records, loaded and checked against its recorded digests.
+
+    The file is ``ritual`` when given; else the recorded absolute path; else, when that
+    is gone (the project folder moved), the recorded project-relative path below the
+    working directory or one of its parents. Its digest and those of its circle files
+    and Python modules (:meth:`RitualFile.parts`) must be the ones recorded, unless
+    ``force``.
 
     Raises:
-        SealError: If the Seal records no ritual file, the file is gone, or it changed
-            since the run (unless ``force``).
+        SealError: If the Seal records no ritual file (and ``ritual`` is not given), no
+            file is found, or it (or a circle file or module) changed since the run
+            (unless ``force``).
         RitualFileError: If the file (unchanged, or ``force``) has problems.
     """
     from sanctum.ritualfile import load
 
     record = seal.metadata.get("ritual")
-    if not isinstance(record, Mapping) or not isinstance(record.get("path"), str):
-        raise SealError(
-            f"invocation {invocation_id!r} was not started from a ritual file (its seals "
-            "record no ritual path), so the command line cannot resume it; resume it from "
-            "Python with rite.ainvoke(invocation_id=...)",
-            invocation_id=invocation_id,
-        )
-    path = Path(record["path"])
-    if not path.is_file():
-        raise SealError(
-            f"invocation {invocation_id!r} ran the ritual {path}, which no longer exists; "
-            "restore the file to resume",
-            invocation_id=invocation_id,
-            location=str(path),
-        )
+    if not isinstance(record, Mapping):
+        record = {}
+    path = _recorded_path(record, invocation_id, ritual)
     recorded = record.get("sha256")
     try:
         file = load(path)
@@ -415,7 +418,49 @@ def _ritual_of_seal(seal: Seal, invocation_id: str, *, force: bool) -> RitualFil
         raise
     if recorded and not force and file.digest != recorded:
         raise _changed_error(path, invocation_id)
+    parts = record.get("parts")
+    if isinstance(parts, Mapping) and not force:
+        now = file.parts()
+        changed = sorted(k for k in {*parts, *now} if parts.get(k) != now.get(k))
+        if changed:
+            raise _changed_error(path, invocation_id, parts=changed)
     return file
+
+
+def _recorded_path(
+    record: Mapping[str, Any], invocation_id: str, ritual: str | Path | None
+) -> Path:
+    """Where the ritual file of a Seal's record is now (see :func:`_ritual_of_seal`).
+
+    Raises:
+        SealError: If the record names no file and ``ritual`` is not given, or no file
+            is found where it was nor below the working directory's folders.
+    """
+    if ritual is not None:
+        return Path(ritual)
+    if not isinstance(record.get("path"), str):
+        raise SealError(
+            f"invocation {invocation_id!r} was not started from a ritual file (its seals "
+            "record no ritual path); name the file with --ritual PATH, or resume it from "
+            "Python with rite.ainvoke(invocation_id=...)",
+            invocation_id=invocation_id,
+        )
+    path = Path(record["path"])
+    if path.is_file():
+        return path
+    relative = record.get("project_path")
+    if isinstance(relative, str) and relative:
+        here = Path.cwd()
+        for base in (here, *here.parents):
+            if (base / relative).is_file():
+                return base / relative
+    looked = f" (nor is {relative} below the working directory)" if relative else ""
+    raise SealError(
+        f"invocation {invocation_id!r} ran the ritual {path}, which no longer exists"
+        f"{looked}; restore the file, or name where it is now with --ritual PATH",
+        invocation_id=invocation_id,
+        location=str(path),
+    )
 
 
 def _refuse_lost_sigils(seal: Seal, file: RitualFile, invocation_id: str) -> None:
@@ -453,7 +498,15 @@ def _changed(path: Path, recorded: Any, *, force: bool) -> bool:
         return False
 
 
-def _changed_error(path: Path, invocation_id: str) -> SealError:
+def _changed_error(path: Path, invocation_id: str, *, parts: Sequence[str] = ()) -> SealError:
+    if parts:
+        return SealError(
+            f"{', '.join(parts)}, run by the ritual {path}, changed since invocation "
+            f"{invocation_id!r} ran it; resuming may misbehave. Restore the old version, "
+            "or pass --force to resume with the new one",
+            invocation_id=invocation_id,
+            location=str(path),
+        )
     return SealError(
         f"the ritual {path} changed since invocation {invocation_id!r} ran it; resuming "
         "may misbehave. Restore the file, or pass --force to resume with the new version",

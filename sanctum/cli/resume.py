@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -17,6 +18,7 @@ from sanctum.cli._options import (
     StreamOpt,
     TraceOpt,
     check_codex,
+    file_path,
     split_modes,
     view_modes,
 )
@@ -52,13 +54,26 @@ def resume(
         str | None,
         typer.Option("--seal", metavar="SEAL_ID", help="Continue from this historic Seal."),
     ] = None,
+    ritual: Annotated[
+        Path | None,
+        typer.Option(
+            "--ritual",
+            metavar="PATH",
+            parser=file_path,
+            help=(
+                "The ritual file, when it is no longer where the run found it (found "
+                "otherwise from the Seal; still checked against the version that ran)."
+            ),
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
             "--force",
             help=(
-                "Resume even though the ritual file changed since the run; let --trace "
-                "replace a file holding another invocation's trace."
+                "Resume even though the ritual file (a circle file, a Python module it "
+                "calls) changed since the run; let --trace replace a file holding "
+                "another invocation's trace."
             ),
         ),
     ] = False,
@@ -117,6 +132,7 @@ def resume(
             mandate=mandate_of(principal, role, mandate_file),
             decision="approve" if approve else "reject" if reject else None,
             reason=reason,
+            ritual=ritual,
         )
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
@@ -132,6 +148,7 @@ Examples:
   sanctum resume --invocation t-1 --update-file answers.yaml --quiet
   sanctum resume --invocation t-1 --seal 9c34e93a      (a unique prefix of a seal id)
   sanctum resume --invocation t-1 --force              (the ritual file changed since)
+  sanctum resume --invocation t-1 --ritual moved/rituals/triage.yaml
   sanctum resume --invocation t-1 --approve --as carol --role support
   sanctum resume --invocation t-1 --reject --reason "wrong address"
 

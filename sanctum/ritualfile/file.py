@@ -94,8 +94,62 @@ class RitualFile:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        """What every Seal of a run records: ``{"ritual": {"path", "sha256"}}``."""
-        return {"ritual": {"path": str(self.path.resolve()), "sha256": self.digest}}
+        """What every Seal of a run records about the file: where it is and what it was.
+
+        Returns:
+            ``{"ritual": {"path", "project_path", "sha256", "parts"}}``: the absolute
+            path; the path relative to the project root (posix, None when the file lies
+            outside it), by which ``resume`` finds a moved project; the digest of the
+            file's bytes; and :meth:`parts`, the digests of its circle files and Python
+            modules.
+        """
+        from sanctum.ritualfile.resolve import project_root
+
+        path = self.path.resolve()
+        root = project_root(self.path, self.spec.project)
+        return {
+            "ritual": {
+                "path": str(path),
+                "project_path": _below(path, root),
+                "sha256": self.digest,
+                "parts": self.parts(root),
+            }
+        }
+
+    def parts(self, root: Path | None = None) -> dict[str, str]:
+        """The digests of what the file runs besides itself, by path.
+
+        Its circle files (and theirs, at any depth) and the Python modules beside each
+        file that ``call:`` or a ``reducer:`` names (a module file, or every ``.py`` of
+        a package folder; installed modules are versioned by their package and left
+        out). ``resume`` compares them with the ones a Seal recorded.
+
+        Args:
+            root: The project root the paths are relative to (default: the file's).
+
+        Returns:
+            ``{path: "sha256:<hex>"}``, sorted by path: posix paths relative to
+            ``root``, absolute for a file outside it. Unreadable files are left out.
+        """
+        from sanctum.ritualfile.resolve import module_files, project_root
+
+        base = root if root is not None else project_root(self.path, self.spec.project)
+        found: dict[str, str] = {}
+
+        def add(file: RitualFile) -> None:
+            folder = file.path.resolve().parent
+            for _where, reference in file.code_references():
+                for module in module_files(reference, folder):
+                    digest = _file_digest(module)
+                    if digest is not None:
+                        found[_below(module.resolve(), base) or str(module.resolve())] = digest
+            for circle in file.circles.values():
+                where = circle.path.resolve()
+                found[_below(where, base) or str(where)] = circle.digest
+                add(circle)
+
+        add(self)
+        return dict(sorted(found.items()))
 
     def position(self, where: YamlPath, *, key: bool = False) -> tuple[int, int]:
         """The 1-based ``(line, column)`` of ``where`` in the file (``(1, 1)`` if unknown)."""
@@ -398,6 +452,24 @@ def _known_oracle(spec: RitualSpec, name: str) -> Any:
             source="--oracle",
         )
     return base
+
+
+def _below(path: Path, root: Path) -> str | None:
+    """``path`` relative to ``root`` as a posix path, or None when it lies outside."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _file_digest(path: Path) -> str | None:
+    """``"sha256:"`` plus the hex digest of the file's bytes, or None if unreadable."""
+    import hashlib
+
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def _override_entry(spec: RitualSpec, name: str, wanted: OracleOverride) -> Any:

@@ -167,6 +167,35 @@ def missing_module(reference: str, folder: Path) -> str | None:
     )
 
 
+def module_files(reference: str, folder: Path) -> list[Path]:
+    """The files of ``module:function``'s module when it lies beside the ritual file.
+
+    Looks where :func:`import_callable` does first, without importing: the module file
+    (``<folder>/<module>.py``), else every ``.py`` file of the package folder named
+    by the module's top-level name (``__pycache__`` left out). An installed module
+    (found on ``sys.path`` instead) has no files here: its version is the package's.
+
+    Args:
+        reference: ``"module:function"``.
+        folder: The ritual file's folder.
+
+    Returns:
+        The files, sorted; empty when the module is not beside the ritual file.
+    """
+    module_name = reference.partition(":")[0]
+    single = folder / Path(*module_name.split(".")).with_suffix(".py")
+    if single.is_file():
+        return [single]
+    package = folder / module_name.split(".")[0]
+    if not package.is_dir():
+        return []
+    return sorted(
+        path
+        for path in package.rglob("*.py")
+        if path.is_file() and "__pycache__" not in path.relative_to(package).parts
+    )
+
+
 def import_callable(reference: str, folder: Path) -> Callable[..., Any]:
     """Import ``module:function``, looking for the module next to the ritual file first.
 

@@ -34,7 +34,14 @@ def test_the_digest_is_of_the_bytes_parsed(tmp_path: Path) -> None:
     path.write_text(RITUAL, encoding="utf-8")
     file = load(path)
     assert file.digest == "sha256:" + hashlib.sha256(RITUAL.encode()).hexdigest()
-    assert file.metadata == {"ritual": {"path": str(path.resolve()), "sha256": file.digest}}
+    assert file.metadata == {
+        "ritual": {
+            "path": str(path.resolve()),
+            "project_path": "r.yaml",
+            "sha256": file.digest,
+            "parts": {},
+        }
+    }
     assert file.position(("sigils", "speak"), key=True) == (11, 3)
 
 
