@@ -126,6 +126,21 @@ class RunResult:
         return resume_command(self.invocation_id, self.codex_url)
 
     @property
+    def awaits_approval(self) -> bool:
+        """Whether the pause waits for a decision on spell calls (``--approve``/``--reject``).
+
+        True when the ``approvals`` Conduit holds a call whose decision is ``"pending"``:
+        an agent with ``approve:`` paused before casting it.
+        """
+        approvals = self.aether.get("approvals") if self.status == "paused" else None
+        if not isinstance(approvals, Mapping):
+            return False
+        return any(
+            isinstance(entry, Mapping) and entry.get("decision") == "pending"
+            for entry in approvals.values()
+        )
+
+    @property
     def ephemeral(self) -> bool:
         """Whether the Seals live in a ``memory:`` codex, gone when the process ends.
 

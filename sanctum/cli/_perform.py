@@ -142,7 +142,14 @@ def perform(
             typer.echo(f"paused: {reason}\n{EPHEMERAL_NOTE}", err=True)
         else:
             command = printable(result.resume_command)
-            typer.echo(f"paused: {reason}\nresume with: {command}", err=True)
+            if result.awaits_approval:
+                typer.echo(
+                    f"paused: {reason}\napprove with: {command} --approve\n"
+                    f"reject with: {command} --reject --reason TEXT",
+                    err=True,
+                )
+            else:
+                typer.echo(f"paused: {reason}\nresume with: {command}", err=True)
     raise typer.Exit(_EXIT[result.status])
 
 

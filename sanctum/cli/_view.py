@@ -419,12 +419,17 @@ class RunView:
                     ("resume with: ", "bold"), (printable(result.resume_command), "bold cyan")
                 )
             )
-            console.print(
-                Text(
-                    "  (add --update KEY=VALUE to answer; see `sanctum resume --help`)",
-                    style="dim",
-                )
-            )
+            console.print(Text(answer_hint(result), style="dim"))
+
+
+def answer_hint(result: RunResult) -> str:
+    """How to answer a pause: approve or reject waiting calls, else give values."""
+    if result.awaits_approval:
+        return (
+            "  (add --approve, or --reject --reason TEXT, to decide the waiting calls; "
+            "--update approvals=JSON edits them)"
+        )
+    return "  (add --update KEY=VALUE to answer; see `sanctum resume --help`)"
 
 
 def agent_line(omen: Omen, *, circle: str = "") -> str | None:
