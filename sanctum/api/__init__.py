@@ -30,6 +30,7 @@ import importlib
 import typing
 
 from sanctum.__about__ import __version__
+from sanctum.api._batch import BatchOutcome, run_batch
 from sanctum.api._faults import OracleFault, classify_oracle_fault, oracle_hint
 from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
 from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
@@ -73,6 +74,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
+    "BatchOutcome",
     "InputText",
     "InvocationDetail",
     "InvocationSummary",
@@ -114,6 +116,7 @@ __all__ = [
     "resume_command",
     "ritual_digest",
     "run",
+    "run_batch",
     "run_test_folder",
     "run_tests",
     "schema",

@@ -73,6 +73,20 @@ def run(
             "--force", help="Let --trace replace a file holding another invocation's trace."
         ),
     ] = False,
+    batch: Annotated[
+        str | None,
+        typer.Option(
+            "--inputs",
+            metavar="FILE",
+            help="JSON Lines: one invocation per line, run here; prints ID and status each.",
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency", metavar="N", min=1, help="With --inputs: invocations at once."
+        ),
+    ] = 4,
 ) -> None:
     """Perform a ritual from the start; an interrupt pauses it (exit status 3)."""
     from sanctum import api
@@ -82,6 +96,20 @@ def run(
     with json_errors(json_lines):
         modes = split_modes(stream)
         check_codex(codex)
+        if batch is not None:
+            one_run = {"--input": inputs, "--input-file": input_file, "--invocation": invocation}
+            extra = {"--stream": stream, "--trace": trace, "--record": record, "--replay": replay}
+            given = [name for name, value in {**one_run, **extra}.items() if value]
+            if given:
+                raise typer.BadParameter(
+                    f"--inputs runs a batch; {', '.join(given)} is for one run"
+                )
+            from sanctum.cli.submit import run_batch
+
+            run_batch(
+                str(ritual), batch, codex=codex, concurrency=concurrency, json_lines=json_lines
+            )
+            return
         values: dict[str, object] = {}
         if input_file is not None:
             values.update(api.load_input_file(input_file))
@@ -114,6 +142,7 @@ Examples:
   sanctum run rituals/collatz.yaml --input n=27 --quiet
   sanctum run rituals/triage.yaml --input-file ticket.json --invocation t-1
   sanctum run rituals/hello.yaml --json --stream updates,tokens | jq .
+  sanctum run rituals/triage.yaml --inputs tickets.jsonl --concurrency 8
   sanctum --debug run x.yaml      (tracebacks: --debug goes before the command)
 
 {EXIT_STATUS_HELP}"""

@@ -8,7 +8,7 @@ import typer
 
 from sanctum.cli._common import EXIT_STATUS_HELP, guarded
 
-__all__ = ["read_batch", "register", "submit"]
+__all__ = ["read_batch", "register", "run_batch", "submit"]
 
 
 def read_batch(path: str) -> list[dict[str, object]]:
@@ -36,6 +36,39 @@ def read_batch(path: str) -> list[dict[str, object]]:
             raise typer.BadParameter(f"{path}:{number}: each line must be a JSON object")
         batch.append(value)
     return batch
+
+
+def run_batch(
+    ritual: str, path: str, *, codex: str | None, concurrency: int, json_lines: bool
+) -> None:
+    """``sanctum run RITUAL --inputs FILE``: the batch in this process; one line each.
+
+    Prints ``ID<TAB>STATUS[<TAB>ERROR]`` per invocation in input order (a JSON object
+    per line under ``--json``), then leaves with status 1 if one failed, else 3 if one
+    paused, else 0.
+
+    Raises:
+        typer.BadParameter: If the file cannot be read or a line is not a JSON object.
+        typer.Exit: With status 1 or 3 as above.
+    """
+    import json
+
+    from sanctum import api
+    from sanctum.cli._common import EXIT_FAILED, EXIT_PAUSED
+
+    outcomes = api.run_batch(ritual, read_batch(path), codex=codex, concurrency=concurrency)
+    for one in outcomes:
+        if json_lines:
+            fields = {"invocation_id": one.invocation_id, "status": one.status}
+            typer.echo(json.dumps({**fields, "error": one.error}))
+        else:
+            tail = f"\t{one.error}" if one.error else ""
+            typer.echo(f"{one.invocation_id}\t{one.status}{tail}")
+    statuses = {one.status for one in outcomes}
+    if "failed" in statuses:
+        raise typer.Exit(EXIT_FAILED)
+    if "paused" in statuses:
+        raise typer.Exit(EXIT_PAUSED)
 
 
 @guarded
