@@ -61,6 +61,7 @@ from sanctum.api._stores import (
     seal_history,
 )
 from sanctum.api._testing import check_test_files, find_test_files, run_test_folder, run_tests
+from sanctum.api._warnings import validate_warnings
 from sanctum.codex.base import InvocationSummary, Seal
 from sanctum.errors import RitualInputError
 from sanctum.ritual.mandate import Mandate
@@ -125,6 +126,7 @@ __all__ = [
     "show_invocation",
     "submit",
     "validate",
+    "validate_warnings",
     "watch",
     "work",
 ]

@@ -22,7 +22,9 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
 
     Ritual files are checked fully; ``NAME.test.yaml`` files as test-case files. Good
     files print ``path: ok`` unless ``quiet``; without ``resolve``, a note on stderr
-    says that the Python code they name was looked for but not imported.
+    says that the Python code they name was looked for but not imported. Warnings
+    (``path:line:column: warning: ...``, e.g. spells without an access label) go to
+    stderr and do not count as problems.
     """
     from sanctum import api
 
@@ -37,6 +39,9 @@ def validate_files(paths: list[Path], *, resolve: bool = False, quiet: bool = Fa
         elif not quiet:
             typer.echo(f"{path}: ok")
             unimported = unimported or (not resolve and bool(api.code_references(path)))
+        if not problems and not path.name.endswith(".test.yaml"):
+            for warning in api.validate_warnings(path):  # they do not fail the file
+                typer.echo(str(warning), err=True)
     if unimported:
         typer.echo(
             "note: the Python code the rituals name (module:function) was found but not "

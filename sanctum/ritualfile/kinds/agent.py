@@ -11,10 +11,19 @@ from sanctum.ritualfile._common import SigilBase, Strict, Template
 from sanctum.ritualfile.kinds.base import SigilKind, placeholder, register
 
 if TYPE_CHECKING:
+    from sanctum.errors import FileProblem
     from sanctum.ritualfile._builder import Builder
     from sanctum.ritualfile.checks import Checker
+    from sanctum.ritualfile.file import RitualFile
 
-__all__ = ["AgentKind", "AgentOptions", "AgentSigil", "CompactOptions", "GuardOptions"]
+__all__ = [
+    "AgentKind",
+    "AgentOptions",
+    "AgentSigil",
+    "CompactOptions",
+    "GuardOptions",
+    "unlabeled_spells",
+]
 
 
 class GuardOptions(Strict):
@@ -197,6 +206,65 @@ class AgentKind(SigilKind):
 
 
 KIND = register(AgentKind())
+
+
+def unlabeled_spells(ritual: RitualFile) -> list[FileProblem]:
+    """Warnings: spells an agent may cast whose manifest gives no access label.
+
+    An unlabeled spell counts as ``write`` (the conservative choice): an agent that
+    approves writes pauses before it, and roles filter it. That is safe but rarely
+    meant, so ``sanctum validate`` says so, once per tome, at the tome's ``path:``.
+    Reads only the ``spell.json`` manifests (no spell code is imported); a tome that
+    cannot be read is left to the errors of ``check()``.
+
+    Args:
+        ritual: The loaded ritual file.
+
+    Returns:
+        One FileProblem per tome, its message starting ``warning:``; empty when every
+        spell an agent may cast is labeled.
+    """
+    wanted: dict[str, set[str] | None] = {}
+    for sigil in ritual.spec.sigils.values():
+        if not isinstance(sigil, AgentSigil) or sigil.agent.tome is None:
+            continue
+        name, narrowed = sigil.agent.tome, sigil.agent.spells
+        known = wanted.get(name, set())
+        wanted[name] = None if narrowed is None or known is None else known | set(narrowed)
+    if not wanted:
+        return []  # no agent: the grimoire is not even imported
+    from sanctum.errors import FileProblem
+    from sanctum.grimoire.tome import Tome
+
+    warnings: list[FileProblem] = []
+    for name, tome in ritual.spec.tomes.items():
+        if name not in wanted:
+            continue
+        try:
+            labels = Tome.manifest_labels(ritual.path.parent / tome.path)
+        except (ValueError, OSError):
+            continue
+        allowed = wanted[name]
+        bare = [
+            spell
+            for spell, label in labels.items()
+            if label["access"] is None and (allowed is None or spell in allowed)
+        ]
+        if bare:
+            line, column = ritual.position(("tomes", name, "path"))
+            listed = ", ".join(repr(spell) for spell in sorted(bare))
+            verbs = ("has", "counts", "its") if len(bare) == 1 else ("have", "count", "their")
+            warnings.append(
+                FileProblem(
+                    str(ritual.path),
+                    line,
+                    column,
+                    f"warning: tome {name!r}: {listed} {verbs[0]} no access label and "
+                    f'{verbs[1]} as write; add "access": "read", "propose" or "write" to '
+                    f"{verbs[2]} spell.json",
+                )
+            )
+    return warnings
 
 
 def _compaction(builder: Builder, name: str, agent: AgentOptions) -> Any:
