@@ -29,7 +29,9 @@ __all__ = [
     "StrictComposer",
     "Words",
     "YamlPath",
+    "block_starts",
     "core_scalar",
+    "drops_digits",
     "words_for",
 ]
 
@@ -232,3 +234,44 @@ def core_scalar(text: str) -> Any:
     if _NAN.match(text):
         return math.nan
     return text
+
+
+def drops_digits(text: str, value: float) -> bool:
+    """Whether ``text`` read as the float ``value`` loses digits written (``3.10``)."""
+    digits = text.lstrip("+-")
+    if "." not in digits or "e" in digits.lower() or not math.isfinite(value):
+        return False
+    return digits.endswith("0") and not digits.rstrip("0").endswith(".")  # 2.0 says 2.0
+
+
+def block_starts(lines: list[str], node: ScalarNode) -> list[tuple[int, int, int]]:
+    """Where each content line of a block scalar starts: ``(offset, line, column)``.
+
+    Offsets are into the value as YAML reads it: a literal (``|``) keeps every line
+    break; a folded (``>``) one joins lines with one space and keeps one line break
+    per blank line. (More-indented lines of a folded scalar, which keep their breaks,
+    are counted as folded: their offsets may be off by one each.)
+    """
+    folded = node.style == ">"
+    first = node.start_mark.line + 1
+    indent: int | None = None
+    starts: list[tuple[int, int, int]] = []
+    offset = 0
+    joined = False  # whether a content line came before with no blank line since
+    for index in range(first, len(lines)):
+        line = lines[index]
+        if not line.strip():
+            offset += 1
+            joined = False
+            continue
+        width = len(line) - len(line.lstrip(" "))
+        if indent is None:
+            indent = width
+        if width < indent:
+            break
+        if folded and joined:
+            offset += 1  # the space that joins two folded lines
+        starts.append((offset, index + 1, indent + 1))
+        offset += len(line) - indent + (0 if folded else 1)
+        joined = True
+    return starts

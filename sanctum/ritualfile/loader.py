@@ -49,7 +49,9 @@ from sanctum.ritualfile._yaml_compose import (
     StrictComposer,
     Words,
     YamlPath,
+    block_starts,
     core_scalar,
+    drops_digits,
     words_for,
 )
 from sanctum.ritualfile.env import Interpolation, InterpolationError, interpolate
@@ -86,6 +88,12 @@ class LoadedFile:
             word (``null``, ``~``) — kept as text, but refused where a name is expected.
         interpolations: Path -> the ``${VAR}`` substitutions made in that value.
         digest: ``"sha256:"`` plus 64 hex digits: the hash of the very bytes parsed.
+        blocks: Path -> where each line of a ``|`` or ``>`` block scalar's value
+            starts: ``(offset in the value, line, column)`` triples, in order (see
+            :meth:`position_at`).
+        lossy_numbers: Paths whose plain scalar was read as a float that drops digits
+            written (``3.10`` is 3.1), with the text as written: a version number
+            meant as text, most likely (see ``RitualFile.warnings``).
     """
 
     path: str
@@ -96,6 +104,66 @@ class LoadedFile:
     plain_boolean_keys: set[YamlPath] = field(default_factory=set)
     interpolations: dict[YamlPath, list[Interpolation]] = field(default_factory=dict)
     digest: str = ""
+    blocks: dict[YamlPath, list[tuple[int, int, int]]] = field(default_factory=dict)
+    lossy_numbers: dict[YamlPath, str] = field(default_factory=dict)
+
+    def warnings(self) -> list[FileProblem]:
+        """What loads but likely misreads: an untyped default's ``3.10`` becoming 3.1.
+
+        Returns:
+            One ``warning: ...`` FileProblem per float of an ``inputs:``/``aether:``
+            default that drops digits as written (unless declared ``type: number``),
+            in file order.
+        """
+        found = []
+        for path, text in self.lossy_numbers.items():
+            section = self.data.get(path[0]) if isinstance(self.data, Mapping) else None
+            entry = section.get(path[1]) if isinstance(section, Mapping) else None
+            if path[2:3] != ("default",) or not isinstance(entry, Mapping):
+                continue
+            if entry.get("type") == "number":  # numbers meant: nothing to warn about
+                continue
+            what = "input" if path[0] == "inputs" else "conduit"
+            line, column = self.position(path)
+            found.append(
+                FileProblem(
+                    self.path,
+                    line,
+                    column,
+                    (
+                        f"warning: {what} {path[1]!r}: `{text}` in its default is read as the "
+                        "number "
+                        f'{float(text)!r}; quote it ("{text}") if it is text, such as a version'
+                    ),
+                )
+            )
+        return sorted(found, key=lambda p: (p.line, p.column))
+
+    def position_at(self, path: YamlPath, offset: int) -> Position:
+        """The position of character ``offset`` of the value at ``path``, in the file.
+
+        Inside a ``|`` or ``>`` block scalar this is the line the character is written
+        on (not the indicator's line); in a one-line value, the column moves along it.
+
+        Args:
+            path: The path of a scalar value.
+            offset: A 0-based character offset into the value as read.
+
+        Returns:
+            A 1-based ``(line, column)``; the value's own position when the offset
+            cannot be placed.
+        """
+        starts = self.blocks.get(path)
+        if not starts:
+            line, column = self.position(path)
+            return (line, column + max(offset, 0))
+        best = starts[0]
+        for start in starts:
+            if start[0] > offset:
+                break
+            best = start
+        begun, line, column = best
+        return (line, column + max(offset - begun, 0))
 
     def position(self, path: YamlPath, *, key: bool = False) -> Position:
         """The best known position for ``path``: its key or value, else its parent's.
@@ -133,11 +201,14 @@ _BAD_CHARACTER = re.compile(
 class _Builder:
     """Walks composed nodes into plain data, recording positions and problems."""
 
-    def __init__(self, loaded: LoadedFile, env: Mapping[str, str] | None, words: Words) -> None:
+    def __init__(
+        self, loaded: LoadedFile, env: Mapping[str, str] | None, words: Words, text: str = ""
+    ) -> None:
         self.loaded = loaded
         self.env = env
         self.words = words
         self.problems: list[tuple[int, int, str]] = []
+        self.lines = text.splitlines()
 
     def build(self, node: Node, path: YamlPath) -> Any:
         start = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -154,12 +225,16 @@ class _Builder:
         plain = not node.style  # libyaml reports plain as "", PyYAML as None
         if plain and text in YAML11_BOOLEANS:
             self.loaded.plain_booleans.add(path)
+        if node.style in ("|", ">"):
+            self.loaded.blocks[path] = block_starts(self.lines, node)
         if self.env is not None and ("${" in text or "$${" in text):
             try:
                 text, done = interpolate(text, self.env)
             except InterpolationError as exc:
                 line, column = node.start_mark.line + 1, node.start_mark.column + 1
-                if node.start_mark.line == node.end_mark.line and node.style in (
+                if node.style in ("|", ">"):
+                    line, column = self.loaded.position_at(path, exc.offset)
+                elif node.start_mark.line == node.end_mark.line and node.style in (
                     None,
                     "",
                     "'",
@@ -178,6 +253,8 @@ class _Builder:
         except ValueError:
             self.problems.append((line, column, "number too long; write a smaller number"))
             return None
+        if isinstance(value, float) and drops_digits(text, value):
+            self.loaded.lossy_numbers[path] = text
         if self.words.finite and isinstance(value, float) and not math.isfinite(value):
             self.problems.append(
                 (
@@ -342,7 +419,7 @@ def _load(text: str | bytes, path: str, env: Mapping[str, str] | None, words: Wo
     if node is None:
         raise _fail(path, [(1, 1, words.empty)])
     loaded = LoadedFile(path=path, data=None, digest=bytes_digest(raw))
-    builder = _Builder(loaded, env, words)
+    builder = _Builder(loaded, env, words, decoded)
     loaded.data = builder.build(node, ())
     problems = refusals + builder.problems
     if problems:
