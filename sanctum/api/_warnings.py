@@ -13,7 +13,9 @@ def validate_warnings(path: str | Path) -> list[FileProblem]:
     """Warnings about a ritual file, which do not make it fail validation.
 
     Each is a FileProblem whose message starts ``warning:``. Today: spells an agent
-    may cast whose ``spell.json`` gives no access label (they count as ``write``).
+    may cast whose ``spell.json`` gives no access label (they count as ``write``), and
+    floats of an ``inputs:``/``aether:`` default that drop digits as written (``3.10``
+    read as 3.1: a version meant as text; see ``LoadedFile.warnings``).
     Nothing is imported or run; a file that does not load gives none (its errors come
     from :func:`validate`).
 
@@ -30,4 +32,5 @@ def validate_warnings(path: str | Path) -> list[FileProblem]:
         ritual = load(Path(path))
     except (RitualFileError, OSError):
         return []
-    return unlabeled_spells(ritual)
+    found = [*unlabeled_spells(ritual), *ritual.loaded.warnings()]
+    return sorted(found, key=lambda warning: (warning.line, warning.column))
