@@ -8,7 +8,7 @@ import typer
 
 from sanctum.cli._common import guarded
 
-__all__ = ["queue", "register"]
+__all__ = ["queue", "queue_resume", "register"]
 
 
 @guarded
@@ -34,6 +34,42 @@ def queue(
         )
     if not jobs:
         typer.echo("nothing queued, running or failed", err=True)
+
+
+def queue_resume(
+    invocation: str,
+    updates: dict[str, object],
+    executor: str,
+    codex: str | None,
+    refused: dict[str, object],
+) -> None:
+    """``sanctum resume --executor queue``: queue the resume; print its job id.
+
+    ``refused`` maps the options that only a resume run here takes to their values.
+
+    Raises:
+        typer.BadParameter: For an unknown executor, no ``--codex`` or a refused option.
+        typer.Exit: With status 1 when a segment of the invocation already waits.
+    """
+    from sanctum import api
+    from sanctum.cli._common import EXIT_FAILED
+
+    if executor != "queue":
+        raise typer.BadParameter(f"--executor is local or queue, not {executor!r}")
+    given = [name for name, value in refused.items() if value]
+    if given:
+        raise typer.BadParameter(f"{', '.join(given)} goes with a resume run here, not queued")
+    if not codex:
+        raise typer.BadParameter("--executor queue needs --codex postgresql://... (the queue's)")
+    queued = api.queue_resume(invocation, updates, codex=codex)
+    if queued.already:
+        typer.echo(
+            f"not queued: a segment of invocation {invocation} already waits in the queue; "
+            "it will run, without these updates",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAILED)
+    typer.echo(f"queued a resume of invocation {invocation} (job {queued.job_id})")
 
 
 def register(app: typer.Typer) -> None:

@@ -100,6 +100,14 @@ def resume(
     principal: AsOpt = None,
     role: RoleOpt = None,
     mandate_file: MandateFileOpt = None,
+    executor: Annotated[
+        str,
+        typer.Option(
+            "--executor",
+            metavar="local|queue",
+            help="local: here, now; queue: queue it for a `sanctum worker` (--codex URL).",
+        ),
+    ] = "local",
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
@@ -118,6 +126,14 @@ def resume(
             raise typer.BadParameter("give --approve or --reject, not both")
         if reason is not None and not (approve or reject):
             raise typer.BadParameter("--reason goes with --approve or --reject")
+        if executor != "local":
+            from sanctum.cli.queue import queue_resume
+
+            here: dict[str, object] = {"--seal": seal, "--ritual": ritual, "--trace": trace}
+            here |= {"--stream": stream, "--approve": approve, "--reject": reject}
+            here |= {"--record": record, "--replay": replay}
+            queue_resume(invocation, values, executor, codex, here)
+            return
         performance = api.resume(
             invocation,
             updates=values,
@@ -151,6 +167,7 @@ Examples:
   sanctum resume --invocation t-1 --ritual moved/rituals/triage.yaml
   sanctum resume --invocation t-1 --approve --as carol --role support
   sanctum resume --invocation t-1 --reject --reason "wrong address"
+  sanctum resume --invocation t-1 --update approved=true --executor queue --codex $URL
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum resume --help`` epilog: examples, then the exit statuses."""
