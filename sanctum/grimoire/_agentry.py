@@ -25,7 +25,12 @@ from sanctum.omens.events import ApprovalRequested, LoopGuardTripped, TurnBudget
 from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.ritual.mandate import KeepingInterrupt, current_mandate
 
-__all__ = ["ApprovalPause", "LoopPolicy", "loop_policy"]
+__all__ = ["LOOP_KEY", "LOOP_STATE", "ApprovalPause", "LoopPolicy", "loop_policy"]
+
+LOOP_STATE = ("turns", "guard", "compaction")
+"""The loop's own Conduits an agent Circle keeps across an approval pause."""
+LOOP_KEY = "loop"
+"""The key of those counters in an outer ``approvals`` Conduit (no call key has no colon)."""
 
 FINAL_SIGIL = "final"
 BUDGET_NOTE = (
@@ -45,10 +50,18 @@ class ApprovalPause(KeepingInterrupt):
     mounting the loop keeps it, so the loop resumes where it stopped).
     """
 
-    def __init__(self, reason: str, pending: Mapping[str, Any], transcript: Sequence[Message]):
+    def __init__(
+        self,
+        reason: str,
+        pending: Mapping[str, Any],
+        transcript: Sequence[Message],
+        loop: Mapping[str, Any] | None = None,
+    ):
         super().__init__(reason, {"approvals": dict(pending)})
         self.pending = dict(pending)
         self.transcript = list(transcript)
+        self.loop = dict(loop or {})
+        """The loop's counters at the pause (``turns``, ``guard``, ``compaction``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +155,8 @@ class LoopPolicy:
                 continue
             pending[call_id] = {**basis, "decision": "pending"}
         if pending:
-            raise ApprovalPause(_question(pending), pending, transcript)
+            loop = {k: aether[k] for k in LOOP_STATE if aether.get(k) is not None}
+            raise ApprovalPause(_question(pending), pending, transcript, loop)
         return decided
 
     def delta(

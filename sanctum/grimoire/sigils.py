@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from sanctum.grimoire._agentry import ApprovalPause
+from sanctum.grimoire._agentry import LOOP_KEY, ApprovalPause
 from sanctum.grimoire.compaction import Compaction
 from sanctum.grimoire.guard import GuardLimits
 from sanctum.grimoire.spell import Spell
@@ -179,8 +179,9 @@ def agent_sigil(
         approve: Access levels that pause for a person before a cast (see ``summon``).
             The outer Rite needs an ``approvals`` Conduit (reducer ``merge_dict``): a
             pause keeps the loop's transcript so far in ``messages`` and the pending
-            calls in ``approvals``; resumed, the Sigil continues from that round
-            instead of starting over.
+            calls in ``approvals``, with the loop's ``turns``, ``guard`` and
+            ``compaction`` state under its key ``"loop"``; resumed, the Sigil continues
+            from that round, counting on, instead of starting over.
         guard: The loop guard (see ``summon``).
         max_turns: The turn budget (see ``summon``).
         on_budget: ``"answer"`` or ``"fail"`` (see ``summon``).
@@ -224,11 +225,16 @@ def agent_sigil(
             asked.append({"role": "user", "content": text})
         inner: dict[str, Any] = {"messages": [*start, *asked]}
         if approve:
-            inner["approvals"] = dict(aether.get("approvals") or {})
+            approvals = dict(aether.get("approvals") or {})
+            counters = approvals.pop(LOOP_KEY, None)
+            inner["approvals"] = approvals
+            if kept and isinstance(counters, Mapping):  # the paused round goes on counting
+                inner.update(counters)
         try:
             written = await mounted(inner, writer)
         except ApprovalPause as pause:
-            keep = {messages: pause.transcript[len(start) :], "approvals": pause.pending}
+            pending = {**pause.pending, LOOP_KEY: pause.loop} if pause.loop else pause.pending
+            keep = {messages: pause.transcript[len(start) :], "approvals": pending}
             interrupt_keeping(pause.reason, keep)
         new_messages = list(written.get("messages", []))
         delta: dict[str, Any] = {messages: [*asked, *new_messages]}
