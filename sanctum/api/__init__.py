@@ -30,47 +30,47 @@ import importlib
 import typing
 
 from sanctum.__about__ import __version__
-from sanctum.api._batch import BatchOutcome, run_batch
-from sanctum.api._faults import OracleFault, classify_oracle_fault, oracle_hint
-from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
-from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
-from sanctum.api._manage import (
-    InvocationDetail,
-    delete_invocation,
-    prune_invocations,
-    show_invocation,
-)
-from sanctum.api._pending import PendingInvocation, pending
-from sanctum.api._perform import Performance
-from sanctum.api._queue import queue_jobs, queue_resume, submit, work
-from sanctum.api._results import (
-    RunResult,
-    RunStatus,
-    omen_to_dict,
-    resume_command,
-    ritual_digest,
-)
-from sanctum.api._run import resume, run
-from sanctum.api._stores import (
-    CODEX_FORMS,
-    DEFAULT_CODEX_PATH,
-    codex_path,
-    list_invocations,
-    list_seals,
-    open_codex,
-    seal_history,
-)
-from sanctum.api._testing import check_test_files, find_test_files, run_test_folder, run_tests
-from sanctum.api._warnings import validate_warnings
-from sanctum.codex.base import InvocationSummary, Seal
-from sanctum.errors import RitualInputError
-from sanctum.ritual.mandate import Mandate
-from sanctum.ritualfile.binding import InputText, OracleOverride, load_input_file
-from sanctum.wards.secrets import Secrets
 
 if typing.TYPE_CHECKING:
+    from sanctum.api._batch import BatchOutcome, run_batch
+    from sanctum.api._faults import OracleFault, classify_oracle_fault, oracle_hint
+    from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
+    from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
+    from sanctum.api._manage import (
+        InvocationDetail,
+        delete_invocation,
+        prune_invocations,
+        show_invocation,
+    )
+    from sanctum.api._pending import PendingInvocation, pending
+    from sanctum.api._perform import Performance
+    from sanctum.api._queue import queue_jobs, queue_resume, submit, work
+    from sanctum.api._results import (
+        RunResult,
+        RunStatus,
+        omen_to_dict,
+        resume_command,
+        ritual_digest,
+    )
+    from sanctum.api._run import resume, run
+    from sanctum.api._stores import (
+        CODEX_FORMS,
+        DEFAULT_CODEX_PATH,
+        codex_path,
+        list_invocations,
+        list_seals,
+        open_codex,
+        seal_history,
+    )
+    from sanctum.api._testing import check_test_files, find_test_files, run_test_folder, run_tests
+    from sanctum.api._warnings import validate_warnings
+    from sanctum.codex.base import InvocationSummary, Seal
+    from sanctum.errors import RitualInputError
+    from sanctum.ritual.mandate import Mandate
+    from sanctum.ritualfile.binding import InputText, OracleOverride, load_input_file
     from sanctum.ritualfile.file import RitualFile
     from sanctum.ritualfile.testcases import TestResult
+    from sanctum.wards.secrets import Secrets
 
 __all__ = [
     "CODEX_FORMS",
@@ -131,16 +131,72 @@ __all__ = [
     "work",
 ]
 
-_LAZY = {
+_HOMES = {
+    "BatchOutcome": "sanctum.api._batch",
+    "run_batch": "sanctum.api._batch",
+    "OracleFault": "sanctum.api._faults",
+    "classify_oracle_fault": "sanctum.api._faults",
+    "oracle_hint": "sanctum.api._faults",
+    "TraceFileError": "sanctum.api._files",
+    "junit_xml": "sanctum.api._files",
+    "load_trace": "sanctum.api._files",
+    "render_trace_file": "sanctum.api._files",
+    "code_references": "sanctum.api._inspect",
+    "graph": "sanctum.api._inspect",
+    "schema": "sanctum.api._inspect",
+    "schema_text": "sanctum.api._inspect",
+    "validate": "sanctum.api._inspect",
+    "watch": "sanctum.api._inspect",
+    "InvocationDetail": "sanctum.api._manage",
+    "delete_invocation": "sanctum.api._manage",
+    "prune_invocations": "sanctum.api._manage",
+    "show_invocation": "sanctum.api._manage",
+    "PendingInvocation": "sanctum.api._pending",
+    "pending": "sanctum.api._pending",
+    "Performance": "sanctum.api._perform",
+    "queue_jobs": "sanctum.api._queue",
+    "queue_resume": "sanctum.api._queue",
+    "submit": "sanctum.api._queue",
+    "work": "sanctum.api._queue",
+    "RunResult": "sanctum.api._results",
+    "RunStatus": "sanctum.api._results",
+    "omen_to_dict": "sanctum.api._results",
+    "resume_command": "sanctum.api._results",
+    "ritual_digest": "sanctum.api._results",
+    "resume": "sanctum.api._run",
+    "run": "sanctum.api._run",
+    "CODEX_FORMS": "sanctum.api._stores",
+    "DEFAULT_CODEX_PATH": "sanctum.api._stores",
+    "codex_path": "sanctum.api._stores",
+    "list_invocations": "sanctum.api._stores",
+    "list_seals": "sanctum.api._stores",
+    "open_codex": "sanctum.api._stores",
+    "seal_history": "sanctum.api._stores",
+    "check_test_files": "sanctum.api._testing",
+    "find_test_files": "sanctum.api._testing",
+    "run_test_folder": "sanctum.api._testing",
+    "run_tests": "sanctum.api._testing",
+    "validate_warnings": "sanctum.api._warnings",
+    "InvocationSummary": "sanctum.codex.base",
+    "Seal": "sanctum.codex.base",
+    "RitualInputError": "sanctum.errors",
+    "Mandate": "sanctum.ritual.mandate",
+    "InputText": "sanctum.ritualfile.binding",
+    "OracleOverride": "sanctum.ritualfile.binding",
+    "load_input_file": "sanctum.ritualfile.binding",
     "RitualFile": "sanctum.ritualfile.file",
     "TestResult": "sanctum.ritualfile.testcases",
+    "Secrets": "sanctum.wards.secrets",
 }
-"""Names whose modules load pydantic and PyYAML: imported on first use (PEP 562)."""
+"""Where each public name lives. Nothing but the version is imported with the package:
+each name's module is imported on first use (PEP 562), so ``sanctum validate`` and
+``sanctum --help`` load only what they call (``_inspect``), never the runner, the
+stores or the queue."""
 
 
 def __getattr__(name: str) -> typing.Any:
     """Import a lazily exported name from its module on first use."""
-    home = _LAZY.get(name)
+    home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'sanctum.api' has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
