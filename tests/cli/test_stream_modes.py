@@ -73,7 +73,11 @@ def test_json_stream_agent_yields_the_fallback_out_of_its_circle(agent_ritual: P
     objects = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o.get("type", o["kind"]) for o in objects] == ["OracleFellBack", "result"]
     fell = objects[0]
-    assert (fell["from_oracle"], fell["to_oracle"], fell["reason"]) == ("main", "tiny", "connection")
+    assert (fell["from_oracle"], fell["to_oracle"], fell["reason"]) == (
+        "main",
+        "tiny",
+        "connection",
+    )
     assert fell["sigil"] == "answer/oracle"
 
 
