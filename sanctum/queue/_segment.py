@@ -14,7 +14,7 @@ from typing import Any
 
 from sanctum.codex.claims import FAILURE_KEY
 from sanctum.codex.frontier import END_NAME
-from sanctum.errors import Interrupt, LeaseLost
+from sanctum.errors import Interrupt, LeaseLost, SealError
 
 __all__ = ["TOKEN_KEY", "Outcome", "run_segment"]
 
@@ -67,7 +67,8 @@ async def run_segment(
 
     Raises:
         SanctumError: What the ritual raised (the job fails; the Codex holds a
-            failure Seal). LeaseLost is reported as an outcome, not raised.
+            failure Seal). LeaseLost, and a head conflict once the lease moved on,
+            are reported as the outcome ``lease-lost``, not raised.
     """
     from sanctum.ritualfile import load
 
@@ -80,7 +81,7 @@ async def run_segment(
         before = await _count(codex, inv)
         state = _state(head)
         call: dict[str, Any] | None = None
-        file = load(ritual_path)
+        file = _loaded(ritual_path, load)
         metadata = dict(file.metadata)
         if state == "new" and args.get("kind") == "start":
             call = {"input": dict(args.get("inputs") or {})}
@@ -106,10 +107,26 @@ async def run_segment(
                 outcome = "paused"
     except LeaseLost:
         outcome = "lease-lost"
+    except SealError:
+        held = await codex.lease_of(inv)
+        if held is not None and held[0] == epoch:
+            raise
+        outcome = "lease-lost"  # taken over between the fence and the head check
     finally:
         codex.end_lease(inv)
     seals = await _count(codex, inv) - before if outcome != "lease-lost" else 0
     return Outcome(inv, outcome, epoch, seals, time.monotonic() - began)
+
+
+_FILES: dict[Path, Any] = {}
+"""Ritual files loaded by this process, by path (stored rituals never change)."""
+
+
+def _loaded(path: Path, load: Any) -> Any:
+    """``load(path)``, once per path: parsing YAML blocks the loop (and the heartbeat)."""
+    if path not in _FILES:
+        _FILES[path] = load(path)
+    return _FILES[path]
 
 
 async def _count(codex: Any, invocation_id: str) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 from sanctum.queue._app import SEGMENT_TASK, fetch_source, make_app, materialise, open_app
 from sanctum.queue._jobs import WorkerTimings
-from sanctum.queue._segment import run_segment
+from sanctum.queue._segment import Outcome, run_segment
 
 __all__ = ["run_worker", "sweep", "worker_name"]
 
@@ -117,12 +117,21 @@ async def run_worker(
     await open_app(app, codex)
     paths: dict[str, Path] = {}
 
+    running: set[str] = set()
+
     async def segment(**args: Any) -> str:
-        digest = str(args["digest"])
-        if digest not in paths:
-            file_name, source = await fetch_source(app, digest)
-            paths[digest] = materialise(file_name, source, cache)
-        result = await run_segment(store, me, paths[digest], args)
+        digest, inv = str(args["digest"]), str(args["invocation_id"])
+        if inv in running:  # swept back while this process still runs it: it goes on
+            print(Outcome(inv, "skipped", 0, 0, 0.0).line(me), file=out, flush=True)
+            return "skipped"
+        running.add(inv)
+        try:
+            if digest not in paths:
+                file_name, source = await fetch_source(app, digest)
+                paths[digest] = materialise(file_name, source, cache)
+            result = await run_segment(store, me, paths[digest], args)
+        finally:
+            running.discard(inv)
         print(result.line(me), file=out, flush=True)
         return result.outcome
 
