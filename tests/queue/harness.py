@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RITUAL = Path(__file__).with_name("ten.yaml")
 ANSWER = {"approved": True, "notes": ["approved"]}
 """The updates that answer the ritual's one interrupt (``notes`` is an ``append``)."""
-FAST = ["--heartbeat", "0.3", "--stale", "1.5", "--sweep", "0.25", "--poll", "0.2"]
+FAST = ["--heartbeat", "0.3", "--stale", "2", "--sweep", "0.25", "--poll", "0.2"]
 
 
 @contextmanager
