@@ -23,8 +23,9 @@ A cassette is one JSON Lines file (UTF-8, one JSON object per line):
 * a line per cast of a Spell marked ``record`` (outside effects; see
   :mod:`sanctum.grimoire.recorded` — other spells are the code under test and re-run on
   replay, where :meth:`CassettePlayer.cast` answers the marked ones):
-  ``{"kind": "spell", "session": 0, "spell": "send_mail", "number": 1, "digest": "sha256:…", "arguments": {…},
-  "result": …, "error": null | {"type": "…", "message": "…"}}``.
+  ``{"kind": "spell", "session": 0, "spell": "send_mail", "number": 1,
+  "digest": "sha256:…", "arguments": {…}, "result": …,
+  "error": null | {"type": "…", "message": "…"}}``.
 
 Everything written passes through the recorder's masking (a ``Secrets`` or any object
 with a ``mask(value)`` method): a cassette never holds a secret. The ``digest`` is the
