@@ -67,3 +67,7 @@ class SealError(SanctumError):
         self.invocation_id = invocation_id
         self.seal_id = seal_id
         self.location = location
+
+
+for _root in (SanctumError, SigilExecutionError, SealError):
+    _root.__module__ = "sanctum.errors"  # where they are imported from; tracebacks say so

@@ -48,3 +48,6 @@ class LeaseLost(SealError):
         self.code = ErrorCode.LEASE_LOST
         self.epoch = epoch
         self.current = current
+
+
+LeaseLost.__module__ = "sanctum.errors"  # where it is imported from; tracebacks say so
