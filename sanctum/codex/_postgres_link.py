@@ -33,6 +33,9 @@ _REFUSALS = (
     "pg_hba.conf",
     "permission denied",
     "role ",
+    "does not support ssl",
+    "ssl was required",
+    "sslmode",
 )
 """Words of a connection failure that no retry can fix (a wrong login or database)."""
 _T = TypeVar("_T")
@@ -164,6 +167,12 @@ class PostgresLink:
             fix = (
                 "Check the user and password (in the URL, PGPASSWORD or ~/.pgpass) and the "
                 "server's pg_hba.conf."
+            )
+        elif "ssl" in lowered:
+            fix = (
+                "The server and the URL disagree about SSL: add ?sslmode=disable for a "
+                "server without SSL, or sslmode=require (and the server's certificate "
+                "settings) for one that wants it."
             )
         elif "does not exist" in lowered:
             fix = "Create the database or user, or point the URL at an existing one."
