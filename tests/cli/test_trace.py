@@ -24,7 +24,7 @@ def _recorded(tmp_path: Path) -> Path:
 def _freeze(value: Any) -> Any:
     """Fix every time and seal id in a trace so its drawing is deterministic."""
     if isinstance(value, dict):
-        frozen = {}
+        frozen: dict[str, Any] = {}
         for key, item in value.items():
             if key == "timeline":  # every Sigil ran 12.5 ms, from 1.0 s after the epoch
                 rows = [
