@@ -20,6 +20,7 @@ def open_cassette(
     command: str,
     superstep: int,
     invocation: str,
+    overridden: bool = False,
 ) -> CassetteRecorder | CassettePlayer | None:
     """The recorder or player for ``--record`` / ``--replay`` (None for neither).
 
@@ -33,10 +34,13 @@ def open_cassette(
         command: ``run`` or ``resume``.
         superstep: The superstep of the Seal a resume continues from (0 for a run).
         invocation: The invocation id, written to the session line.
+        overridden: Whether oracles were overridden (``--oracle``): a replay answers
+            every oracle from the cassette, so the two exclude each other.
 
     Raises:
-        RitualInputError: If both are given, or the cassette cannot be read or written
-            (exit status 2 from the command line).
+        RitualInputError: If both are given, if a replay is asked with overridden
+            oracles, or the cassette cannot be read or written (exit status 2 from the
+            command line).
     """
     from sanctum.oracle.cassette import CassettePlayer, CassetteRecorder
 
@@ -45,6 +49,13 @@ def open_cassette(
             "--record and --replay exclude each other: record against the real oracles "
             "once, then replay",
             source="--record",
+        )
+    if replay is not None and overridden:
+        raise RitualInputError(
+            "--oracle and --replay exclude each other: a replay answers every oracle from "
+            "the cassette and asks no server; drop --oracle (or --record a new cassette "
+            "with it)",
+            source="--replay",
         )
     try:
         if record is not None:

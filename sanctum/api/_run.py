@@ -109,7 +109,12 @@ def run(
                 await _refuse_taken(store.codex, ident)
                 await _refuse_existing(store.codex, ident)
                 tape = cassette or open_cassette(
-                    record=record, replay=replay, command="run", superstep=0, invocation=ident
+                    record=record,
+                    replay=replay,
+                    command="run",
+                    superstep=0,
+                    invocation=ident,
+                    overridden=bool(oracles),
                 )
                 rite = file.compile(codex=store.codex, secrets=masks, cassette=tape)
         call = {"input": bound, "metadata": file.metadata, "mandate": mandate}
@@ -213,6 +218,7 @@ def resume(
                     command="resume",
                     superstep=seal.superstep,
                     invocation=invocation_id,
+                    overridden=bool(oracles),
                 )
                 rite = file.compile(codex=store.codex, secrets=masks, cassette=tape)
         call: dict[str, Any] = {"metadata": file.metadata, "mandate": mandate}

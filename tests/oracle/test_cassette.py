@@ -375,6 +375,23 @@ def test_record_and_replay_exclude_each_other(tmp_path: Path, env: dict[str, str
         asyncio.run(performance.wait())
 
 
+def test_a_replay_refuses_oracle_overrides(tmp_path: Path, env: dict[str, str]) -> None:
+    ritual = project(tmp_path)
+    (tmp_path / "a.jsonl").write_text(
+        '{"cassette": "sanctum", "version": 1, "match": "request", "ignore": [], "oracles": {}}\n',
+        encoding="utf-8",
+    )
+    performance = api.run(
+        ritual,
+        {"ticket": "x"},
+        codex="memory:",
+        replay=tmp_path / "a.jsonl",
+        oracles={"local": api.OracleOverride("ollama", "other")},
+    )
+    with pytest.raises(api.RitualInputError, match="--oracle and --replay exclude each other"):
+        asyncio.run(performance.wait())
+
+
 def test_a_constrained_call_is_recorded_and_replayed_with_its_schema(
     tmp_path: Path, server: ModelServer
 ) -> None:
