@@ -308,7 +308,7 @@ async def _attempt(
                     if emitter is None
                     else SigilWriter(emitter, ctx.invocation_id, ctx.superstep, plan.name)
                 )
-                where = InvocationContext(ctx.invocation_id, ctx.superstep)
+                where = InvocationContext(ctx.invocation_id, ctx.superstep, plan.name)
                 result = plan.fn(dict(aether), pen, where)
             elif plan.takes_writer:
                 emitter = ctx.emitter

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["INVOCATION_PARAMETER", "InvocationContext", "invocation_call"]
@@ -29,11 +29,21 @@ class InvocationContext:
 
     Immutable. ``invocation_id`` is the run's id (the one Seals are filed under);
     ``superstep`` the 1-based number of the superstep running the Sigil, counted
-    across resumptions as Seals count them (a resumed run continues the count).
+    across resumptions as Seals count them (a resumed run continues the count);
+    ``sigil`` the running Sigil's name ("" when built by hand).
     """
 
     invocation_id: str
     superstep: int
+    sigil: str = field(default="", compare=False)  # 0.x programs compare the two fields
+
+    @property
+    def idempotency_key(self) -> str:
+        """``"invocation_id:superstep:sigil"`` — the same for every attempt of this
+        activation, and for the re-run of an unfinished superstep after a crash or a
+        worker's takeover, so a side effect outside sanctum (a payment, a mail) can be
+        deduplicated by the system that receives it (idempotency key)."""
+        return f"{self.invocation_id}:{self.superstep}:{self.sigil}"
 
 
 SigilCall = Callable[[dict[str, Any], Any, InvocationContext], Any]
