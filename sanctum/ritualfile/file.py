@@ -521,6 +521,11 @@ def _override_entry(spec: RitualSpec, name: str, wanted: OracleOverride) -> Any:
         data = {**kept, **data}
     else:
         data.update({k: kept[k] for k in _KEPT_OPTIONS if k in kept and k in target.model_fields})
+    if wanted.provider == "llamacpp":
+        # The override names a model file: it replaces a packaged model (`package:`),
+        # and a relative path is the caller's (the working directory), not the file's.
+        data.pop("package", None)
+        data["model"] = str(Path(wanted.model).expanduser().absolute())
     if wanted.base_url:
         data["base_url"] = wanted.base_url
     if wanted.responses is not None:

