@@ -148,6 +148,11 @@ class RunResult:
         """
         return self.codex_url == "memory:"
 
+    @property
+    def usage(self) -> dict[str, int] | None:
+        """The token counters the Oracles reported (:func:`usage_totals`), or None."""
+        return usage_totals(self.aether)
+
     def to_dict(self) -> dict[str, Any]:
         """The result as plain, strict JSON-ready data (``{"kind": "result", ...}``).
 
@@ -164,7 +169,7 @@ class RunResult:
             data["codex_url"] = DEFAULT_CODEX_URL
         if self.status == "paused":
             data["resume"] = None if self.ephemeral else self.resume_command
-        data["usage"] = usage_totals(self.aether)
+        data["usage"] = self.usage
         return data
 
 

@@ -396,6 +396,9 @@ class RunView:
         if not self.quiet:
             console.print(aether_tree(result.aether))
         ident = Text.assemble("invocation ", (printable(result.invocation_id), "bold"))
+        totals = usage_line(result.usage)
+        if totals:
+            console.print(Text(totals, style="dim"))
         if result.status == "done":
             console.print(Text.assemble(("✓ done", "bold green"), "  ", ident))
         elif result.status == "failed":
@@ -420,6 +423,22 @@ class RunView:
                 )
             )
             console.print(Text(answer_hint(result), style="dim"))
+
+
+def usage_line(usage: dict[str, int] | None) -> str:
+    """``usage: 3 consultations · 812 prompt tokens (640 cached) · 96 completion tokens``,
+    or "" when no Oracle reported usage."""
+    if not usage:
+        return ""
+    count = usage.get("consultations", 0)
+    parts = [f"usage: {count} consultation{'s' if count != 1 else ''}"]
+    if "prompt_tokens" in usage:
+        cached = usage.get("cached_tokens")
+        extra = f" ({cached:,} cached)" if cached else ""
+        parts.append(f"{usage['prompt_tokens']:,} prompt tokens{extra}")
+    if "completion_tokens" in usage:
+        parts.append(f"{usage['completion_tokens']:,} completion tokens")
+    return " · ".join(parts)
 
 
 def answer_hint(result: RunResult) -> str:
