@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any, TypeVar
 
+from sanctum.codex.claims import LEDGER_PREFIX
 from sanctum.errors import CodexUnavailableError, SealError
 
 __all__ = ["SEAL_COLUMNS", "PostgresLink"]
@@ -161,6 +162,8 @@ class PostgresLink:
     def _unreachable(
         self, exc: BaseException, invocation_id: str | None = None, *, waited: float = 0.0
     ) -> SealError:
+        if invocation_id is not None and invocation_id.startswith(LEDGER_PREFIX):
+            invocation_id = None  # a claim before anything ran: no run of the user's yet
         detail = self._scrub(str(exc)) or type(exc).__name__
         lowered = detail.lower()
         if "password" in lowered or "authentication" in lowered:

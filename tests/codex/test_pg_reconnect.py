@@ -224,3 +224,4 @@ def test_cli_exits_1_with_one_line_when_the_server_is_down(tmp_path: Path) -> No
     assert lines[0].startswith("error: cannot use the PostgreSQL codex at 127.0.0.1:")
     assert "s3cretpassword" not in done.stderr
     assert "pool" not in done.stderr.lower()
+    assert "sanctum-claims" not in done.stderr  # an internal key, never a thing to resume
