@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from sanctum.cli._common import guarded
+from sanctum.cli._common import EXIT_STATUS_HELP, guarded
 
 __all__ = ["queue", "queue_resume", "register"]
 
@@ -23,14 +23,18 @@ def queue(
         ),
     ] = None,
 ) -> None:
-    """List segment jobs: id, invocation, kind, queue, status, attempts, worker."""
+    """List segment jobs, tab-separated under a header: job, invocation, kind, queue,
+    status, attempts, worker (while running), reason (why a failed one failed)."""
     from sanctum import api
+    from sanctum.cli._common import printable
 
     jobs = api.queue_jobs(codex=codex, statuses=status or ("todo", "doing", "failed"))
+    if jobs:
+        typer.echo("\t".join(HEADER))
     for job in jobs:
         typer.echo(
             f"{job.job_id}\t{job.invocation_id}\t{job.kind}\t{job.queue}\t{job.status}\t"
-            f"{job.attempts}\t{job.worker or '-'}"
+            f"{job.attempts}\t{job.worker or '-'}\t{printable(job.reason or '-')}"
         )
     if not jobs:
         typer.echo("nothing queued, running or failed", err=True)
@@ -49,7 +53,7 @@ def queue_resume(
 
     Raises:
         typer.BadParameter: For an unknown executor, no ``--codex`` or a refused option.
-        typer.Exit: With status 1 when a segment of the invocation already waits.
+        typer.Exit: With status 1 when a segment of the invocation is queued or running.
     """
     from sanctum import api
     from sanctum.cli._common import EXIT_FAILED
@@ -64,8 +68,8 @@ def queue_resume(
     queued = api.queue_resume(invocation, updates, codex=codex)
     if queued.already:
         typer.echo(
-            f"not queued: a segment of invocation {invocation} already waits in the queue; "
-            "it will run, without these updates",
+            f"not queued: a start or resume of invocation {invocation} is already queued or "
+            "running; wait for it (sanctum queue), then resume again",
             err=True,
         )
         raise typer.Exit(EXIT_FAILED)
@@ -74,4 +78,16 @@ def queue_resume(
 
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum queue`` to the root app."""
-    app.command("queue")(queue)
+    app.command("queue", epilog=QUEUE_EPILOG)(queue)
+
+
+HEADER = ("JOB", "INVOCATION", "KIND", "QUEUE", "STATUS", "ATTEMPTS", "WORKER", "REASON")
+"""The header row of ``sanctum queue``."""
+
+QUEUE_EPILOG = f"""\
+Examples:
+  sanctum queue --codex postgresql://sanctum@db/sanctum
+  sanctum queue --codex postgresql://sanctum@db/sanctum --status failed --status succeeded
+
+{EXIT_STATUS_HELP}"""
+"""The ``sanctum queue --help`` epilog."""

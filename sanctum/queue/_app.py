@@ -2,25 +2,31 @@
 
 The only module (with its siblings) that imports procrastinate. Ritual sources are kept
 in ``sanctum_queue_rituals`` (digest, file name, text) beside the Codex's tables, so a
-worker on another machine needs the sanctum package and the ritual's Python code, not
-the submitter's file paths.
+worker on another machine needs the sanctum package and the ritual's Python code
+(installed, importable), not the submitter's file paths. Why a segment job failed is
+kept in ``sanctum_queue_failures`` (job id, first line of the error).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from sanctum.errors import SealError
+from sanctum.errors import CodexUnavailableError, SealError
 
 __all__ = [
     "SEGMENT_TASK",
+    "check_codex",
     "fetch_source",
     "make_app",
     "materialise",
     "open_app",
+    "private_folder",
+    "record_failure",
     "store_source",
 ]
 
@@ -79,6 +85,10 @@ async def open_app(app: Any, conninfo: str) -> None:
                 "CREATE TABLE IF NOT EXISTS sanctum_queue_rituals (digest text PRIMARY KEY, "
                 "name text NOT NULL, source text NOT NULL)"
             )
+            await app.connector.execute_query_async(
+                "CREATE TABLE IF NOT EXISTS sanctum_queue_failures (job_id bigint PRIMARY KEY, "
+                "reason text NOT NULL)"
+            )
             await lock.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
     except Exception as exc:
         await app.close_async()
@@ -114,16 +124,110 @@ async def fetch_source(app: Any, digest: str) -> tuple[str, str]:
     return str(row["name"]), str(row["source"])
 
 
-def materialise(name: str, source: str, cache: Path | None) -> Path:
-    """Write a stored ritual to ``<cache>/<sha256 of text>/<name>`` (once); its path.
+async def record_failure(app: Any, job_id: int, reason: str) -> None:
+    """Keep why segment job ``job_id`` failed (one line), for ``sanctum queue``."""
+    await app.connector.execute_query_async(
+        "INSERT INTO sanctum_queue_failures (job_id, reason) VALUES (%(job)s, %(reason)s) "
+        "ON CONFLICT (job_id) DO UPDATE SET reason = EXCLUDED.reason",
+        job=job_id,
+        reason=reason,
+    )
 
-    ``cache`` defaults to ``<tmp>/sanctum-queue-rituals``.
+
+_SCHEMES = ("postgresql://", "postgres://")
+
+
+def _location(codex: str) -> str:
+    """``host:port/dbname`` of a PostgreSQL URL (for messages; no password)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(codex)
+    host = str(params.get("host") or params.get("hostaddr") or "localhost")
+    port = str(params.get("port") or 5432)
+    dbname = str(params.get("dbname") or params.get("user") or "postgres")
+    return f"{host}:{port}/{dbname}"
+
+
+async def check_codex(codex: str, *, wait: int = 5) -> None:
+    """Refuse a Codex that is not PostgreSQL, and one whose server cannot be reached.
+
+    One connection is opened (and closed) before any pool, so a dead server gives one
+    message rather than a pool's retries.
+
+    Args:
+        codex: What ``--codex`` was given.
+        wait: Seconds to wait for the server.
+
+    Raises:
+        SealError: If ``codex`` is no ``postgresql://`` URL (a SQLite file, ``memory:``)
+            or cannot be parsed.
+        CodexUnavailableError: If the server cannot be reached or refuses the login.
     """
-    folder = cache or Path(tempfile.gettempdir()) / "sanctum-queue-rituals"
+    if not codex.startswith(_SCHEMES):
+        raise SealError(
+            f"a queue needs a PostgreSQL codex: --codex postgresql://user@host:port/dbname "
+            f"(not {codex!r}; workers on other machines share it)"
+        )
+    import psycopg
+
+    try:
+        location = _location(codex)
+    except psycopg.Error:
+        raise SealError(
+            "the PostgreSQL connection string could not be parsed (not shown: it may hold "
+            "a password); write postgresql://user@host:port/dbname"
+        ) from None
+    try:
+        conn = await psycopg.AsyncConnection.connect(codex, connect_timeout=wait)
+    except psycopg.Error as exc:
+        detail = " ".join(str(exc).split()).rstrip(".?! ") or type(exc).__name__
+        raise CodexUnavailableError(
+            f"cannot use the PostgreSQL codex at {location}: {detail}. Start the server or "
+            "fix the host, port, user or database in the URL.",
+            location=location,
+        ) from None
+    await conn.close()
+
+
+def private_folder(cache: Path | None) -> Path:
+    """A folder only this user can write, for the stored rituals a worker runs.
+
+    ``None`` makes a fresh one (``tempfile.mkdtemp``, mode 0700). A given folder is
+    created with mode 0700 when missing; an existing one must be a real folder (no
+    symlink), owned by this user and writable by nobody else.
+
+    Raises:
+        SealError: If the given folder is a symlink, not a folder, another user's, or
+            open to group or others.
+    """
+    if cache is None:
+        return Path(tempfile.mkdtemp(prefix="sanctum-queue-rituals-"))
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = cache.lstat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise SealError(f"the ritual cache {cache} is not a folder (a symlink?); remove it")
+    if info.st_uid != os.getuid():
+        raise SealError(
+            f"the ritual cache {cache} belongs to another user (uid {info.st_uid}); "
+            "use a folder of your own"
+        )
+    if info.st_mode & 0o077:
+        raise SealError(
+            f"the ritual cache {cache} is open to other users (mode "
+            f"{stat.S_IMODE(info.st_mode):o}); run chmod 700 {cache}"
+        )
+    return cache
+
+
+def materialise(name: str, source: str, folder: Path) -> Path:
+    """Write a stored ritual to ``<folder>/<sha256 of text>/<name>`` (once); its path.
+
+    ``folder`` must come from :func:`private_folder`: what is in it is trusted.
+    """
     digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
     path = folder / digest / Path(name).name
     if not path.is_file() or path.read_text(encoding="utf-8") != source:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, exist_ok=True)
         part = path.with_suffix(path.suffix + f".{digest[:8]}.part")
         part.write_text(source, encoding="utf-8")
         part.replace(path)

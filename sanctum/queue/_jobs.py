@@ -3,6 +3,7 @@ queue`` and ``sanctum queue`` do."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -10,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from sanctum.errors import SealError
-from sanctum.queue._app import SEGMENT_TASK, fetch_source, make_app, materialise, open_app
+from sanctum.queue._app import (
+    SEGMENT_TASK,
+    check_codex,
+    fetch_source,
+    make_app,
+    materialise,
+    open_app,
+)
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -19,6 +27,7 @@ __all__ = [
     "WorkerTimings",
     "enqueue_resume",
     "list_jobs",
+    "refuse_uncarried",
     "submit",
 ]
 
@@ -54,7 +63,8 @@ class Resumed:
 @dataclass(frozen=True, slots=True)
 class QueuedJob:
     """One segment job: ``status`` is procrastinate's (todo, doing, succeeded, failed,
-    cancelled, aborted); ``worker`` the lease holder while it runs, else None."""
+    cancelled, aborted); ``worker`` the lease holder while it runs, else None;
+    ``reason`` the first line of the error of a failed job, else None."""
 
     job_id: int
     invocation_id: str
@@ -63,6 +73,37 @@ class QueuedJob:
     status: str
     attempts: int
     worker: str | None
+    reason: str | None = None
+
+
+def refuse_uncarried(file: Any) -> None:
+    """Refuse a ritual whose parts a worker would not have: only its YAML is stored.
+
+    Python modules beside the file (``call:``, ``reducer:``), spell folders
+    (``tomes:``) and circle files stay on the submitter's disk; a worker imports code
+    only from installed packages (``call: mypackage.steps:fn``).
+
+    Raises:
+        SealError: Naming what the file needs.
+    """
+    from sanctum.ritualfile.resolve import module_files
+
+    folder = file.path.resolve().parent
+    references = [ref for _where, ref in file.code_references()]
+    modules = sorted({ref.partition(":")[0] for ref in references if module_files(ref, folder)})
+    needs = []
+    if modules:
+        needs.append(f"Python modules beside it ({', '.join(modules)})")
+    if file.spec.tomes:
+        needs.append(f"spell folders (tomes: {', '.join(sorted(file.spec.tomes))})")
+    if file.circles:
+        needs.append(f"circle files ({', '.join(sorted(file.circles))})")
+    if needs:
+        raise SealError(
+            f"cannot submit {file.path.name}: it needs {' and '.join(needs)}, and a queue "
+            "carries only the YAML to the workers; install that code as a package the "
+            "workers import (see docs/scale-out.md), or run it with `sanctum run`"
+        )
 
 
 async def submit(
@@ -89,13 +130,17 @@ async def submit(
     Raises:
         RitualFileError: If the ritual file is missing or malformed.
         RitualInputError: If an input does not fit the ritual.
-        SealError: If procrastinate is missing or the database cannot be used.
+        SealError: If ``codex`` is not PostgreSQL, the ritual needs files a worker would
+            not have (see :func:`refuse_uncarried`), or procrastinate is missing.
+        CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue._app import store_source
     from sanctum.ritualfile import load
 
     file = load(ritual)
+    refuse_uncarried(file)
     bound = [file.bind_inputs(dict(given)) for given in inputs]
+    await check_codex(codex)
     source = file.path.read_text(encoding="utf-8")
     app = make_app(codex)
     await open_app(app, codex)
@@ -131,7 +176,9 @@ async def enqueue_resume(
     """Defer a resume segment of a submitted Invocation; any worker may run it.
 
     The segment carries ``token`` (a fresh one when omitted) and the Seal that applies
-    ``updates`` records it, so a retried segment never applies the updates twice.
+    ``updates`` records it, so a retried segment never applies the updates twice. A
+    resume is refused (``already``) while any segment of the Invocation is queued or
+    running: it would find nothing to resume and its updates would be lost.
 
     Args:
         invocation_id: The Invocation (paused, or stopped).
@@ -141,17 +188,21 @@ async def enqueue_resume(
         token: The idempotency token of this resume.
 
     Returns:
-        A :class:`Resumed`; ``already`` when a segment of it is waiting already.
+        A :class:`Resumed`; ``already`` when a segment of it is queued or running.
 
     Raises:
-        SealError: If the Invocation is unknown, was not submitted to a queue, or the
-            database cannot be used.
+        SealError: If the Invocation is unknown, was not submitted to a queue, or
+            ``codex`` is not PostgreSQL.
+        CodexUnavailableError: If the database server cannot be reached.
         RitualInputError: If an update does not fit the ritual.
     """
     procrastinate = _procrastinate_exceptions()
     from sanctum.codex.postgres import PostgresCodex
     from sanctum.ritualfile import load
 
+    await check_codex(codex)
+    if await list_jobs(codex=codex, statuses=("todo", "doing"), invocation_id=invocation_id):
+        return Resumed(invocation_id=invocation_id, job_id=None, already=True)
     store = PostgresCodex(codex)
     try:
         head = await store.get(invocation_id)
@@ -169,7 +220,9 @@ async def enqueue_resume(
     await open_app(app, codex)
     try:
         name, source = await fetch_source(app, digest)
-        bound = load(materialise(name, source, None)).bind_updates(dict(updates or {}))
+        with tempfile.TemporaryDirectory(prefix="sanctum-resume-") as private:
+            path = materialise(name, source, Path(private))
+            bound = load(path).bind_updates(dict(updates or {}))
         args = {"kind": "resume", "updates": bound, "token": token or uuid.uuid4().hex}
         try:
             job_id = await _defer(app, invocation_id, queue, args, digest)
@@ -187,26 +240,38 @@ def _procrastinate_exceptions() -> Any:
 
 
 async def list_jobs(
-    *, codex: str, statuses: Iterable[str] = ("todo", "doing", "failed")
+    *,
+    codex: str,
+    statuses: Iterable[str] = ("todo", "doing", "failed"),
+    invocation_id: str | None = None,
 ) -> list[QueuedJob]:
-    """The segment jobs in the given statuses, oldest first, with their lease holders.
+    """The segment jobs in the given statuses, oldest first, with their lease holders
+    and, for failed ones, why.
 
     Reads only: on a database no submit and no worker has used yet (no queue tables),
     the list is empty and nothing is created.
 
+    Args:
+        codex: The PostgreSQL URL of the Codex.
+        statuses: procrastinate statuses to list.
+        invocation_id: Only this Invocation's jobs (all when None).
+
     Raises:
-        SealError: If the database cannot be used.
+        SealError: If ``codex`` is not PostgreSQL or the database cannot be read.
+        CodexUnavailableError: If the database server cannot be reached.
     """
     import psycopg
     from psycopg.rows import dict_row
 
+    await check_codex(codex)
     try:
         async with await psycopg.AsyncConnection.connect(
             codex, autocommit=True, row_factory=dict_row
         ) as conn:
             cursor = await conn.execute(
                 "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS jobs, "
-                "to_regclass('sanctum_leases') IS NOT NULL AS leases"
+                "to_regclass('sanctum_leases') IS NOT NULL AS leases, "
+                "to_regclass('sanctum_queue_failures') IS NOT NULL AS failures"
             )
             found = await cursor.fetchone()
             if found is None or not found["jobs"]:
@@ -217,12 +282,18 @@ async def list_jobs(
                 if found["leases"]
                 else ""
             )
+            reason, failures = (
+                ("f.reason", "LEFT JOIN sanctum_queue_failures AS f ON f.job_id = j.id ")
+                if found["failures"]
+                else ("NULL AS reason", "")
+            )
             cursor = await conn.execute(
                 "SELECT j.id, j.lock, j.args, j.queue_name, j.status::text AS status, "
-                f"j.attempts, {holder} FROM procrastinate_jobs AS j {leases}"
-                "WHERE j.task_name = %(task)s AND j.status::text = ANY(%(statuses)s) "
-                "ORDER BY j.id",
-                {"task": SEGMENT_TASK, "statuses": list(statuses)},
+                f"j.attempts, {holder}, {reason} FROM procrastinate_jobs AS j {leases}"
+                f"{failures}WHERE j.task_name = %(task)s "
+                "AND j.status::text = ANY(%(statuses)s) "
+                "AND (%(inv)s::text IS NULL OR j.lock = %(inv)s::text) ORDER BY j.id",
+                {"task": SEGMENT_TASK, "statuses": list(statuses), "inv": invocation_id},
             )
             rows = await cursor.fetchall()
     except psycopg.Error as exc:
@@ -236,6 +307,7 @@ async def list_jobs(
             status=str(row["status"]),
             attempts=int(row["attempts"]),
             worker=row["holder"],
+            reason=row["reason"] if row["status"] == "failed" else None,
         )
         for row in rows
     ]

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import socket
 import sys
 import uuid
@@ -19,13 +20,46 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sanctum.queue._app import SEGMENT_TASK, fetch_source, make_app, materialise, open_app
+from sanctum.errors import SanctumError
+from sanctum.queue._app import (
+    SEGMENT_TASK,
+    check_codex,
+    fetch_source,
+    make_app,
+    materialise,
+    open_app,
+    private_folder,
+    record_failure,
+)
 from sanctum.queue._jobs import WorkerTimings
 from sanctum.queue._segment import Outcome, run_segment
 
-__all__ = ["run_worker", "sweep", "worker_name"]
+__all__ = ["SegmentFailed", "run_worker", "sweep", "worker_name"]
 
 _log = logging.getLogger("sanctum.queue")
+
+
+class SegmentFailed(SanctumError):
+    """A segment job failed; the worker logged one line and kept the reason.
+
+    Raised out of the task so procrastinate marks the job ``failed``; its traceback is
+    kept out of the worker log (see :class:`_NoSegmentTracebacks`).
+    """
+
+
+class _NoSegmentTracebacks(logging.Filter):
+    """Drop procrastinate's "job ended with status: Error" record (with its traceback)
+    for a :class:`SegmentFailed`: the worker already logged the failure in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        info = record.exc_info
+        return not (info and isinstance(info[1], SegmentFailed))
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` of an error, for one log line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
 def worker_name() -> str:
@@ -100,17 +134,40 @@ async def run_worker(
         concurrency: Segments run at once by this process.
         name: The worker's name (a unique one when None).
         timings: Heartbeat, staleness, sweep and poll periods (seconds).
-        cache: Folder for the stored ritual files (a temporary one when None).
+        cache: A folder of this user's, mode 0700, for the stored ritual files (a
+            fresh private one, removed at the end, when None).
         log: A text stream for one line per segment (stderr when None).
 
     Raises:
-        SealError: If procrastinate is missing or the database cannot be used.
+        SealError: If procrastinate is missing, ``codex`` is not PostgreSQL, or
+            ``cache`` is not private.
+        CodexUnavailableError: If the database server cannot be reached.
     """
-    from sanctum.codex.postgres import PostgresCodex
 
     timings = timings or WorkerTimings()
     me = name or worker_name()
     out = log or sys.stderr
+    await check_codex(codex)
+    folder = private_folder(cache)
+    try:
+        await _serve(codex, queues, concurrency, name, me, timings, folder, out)
+    finally:
+        if cache is None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _serve(
+    codex: str,
+    queues: Sequence[str] | None,
+    concurrency: int,
+    name: str | None,
+    me: str,
+    timings: WorkerTimings,
+    folder: Path,
+    out: Any,
+) -> None:
+    from sanctum.codex.postgres import PostgresCodex
+
     app = make_app(codex)
     store = PostgresCodex(codex, max_size=concurrency + 1)
     await store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
@@ -119,23 +176,34 @@ async def run_worker(
 
     running: set[str] = set()
 
-    async def segment(**args: Any) -> str:
+    async def segment(context: Any, **args: Any) -> str:
         digest, inv = str(args["digest"]), str(args["invocation_id"])
         if inv in running:  # swept back while this process still runs it: it goes on
             print(Outcome(inv, "skipped", 0, 0, 0.0).line(me), file=out, flush=True)
             return "skipped"
         running.add(inv)
+        began = asyncio.get_running_loop().time()
         try:
             if digest not in paths:
                 file_name, source = await fetch_source(app, digest)
-                paths[digest] = materialise(file_name, source, cache)
+                paths[digest] = materialise(file_name, source, folder)
             result = await run_segment(store, me, paths[digest], args)
+        except Exception as exc:
+            reason = first_line(exc)
+            seconds = asyncio.get_running_loop().time() - began
+            line = Outcome(inv, "failed", 0, 0, seconds).line(me)
+            print(f"{line} error={reason}", file=out, flush=True)
+            with contextlib.suppress(Exception):
+                await record_failure(app, int(context.job.id), reason)
+            raise SegmentFailed(reason) from exc
         finally:
             running.discard(inv)
         print(result.line(me), file=out, flush=True)
         return result.outcome
 
-    app.task(name=SEGMENT_TASK, retry=0)(segment)
+    app.task(name=SEGMENT_TASK, retry=0, pass_context=True)(segment)
+    quiet = _NoSegmentTracebacks()
+    logging.getLogger("procrastinate.worker").addFilter(quiet)
     served = ", ".join(queues) if queues else "all"
     print(f"worker {me} ready: queues {served}, concurrency {concurrency}", file=out, flush=True)
     asyncio.get_running_loop().set_exception_handler(_quiet_takeovers)
@@ -164,6 +232,7 @@ async def run_worker(
                     flush=True,
                 )
     finally:
+        logging.getLogger("procrastinate.worker").removeFilter(quiet)
         sweeper.cancel()
         with contextlib.suppress(BaseException):
             await sweeper
