@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sanctum.api._results import resume_command
@@ -20,8 +20,9 @@ from sanctum.ritual.mandate import PRINCIPAL_KEY, Mandate
 
 if TYPE_CHECKING:
     from sanctum.codex.base import Codex, Seal
+    from sanctum.ritualfile import RitualFile
 
-__all__ = ["PendingInvocation", "approval_updates", "awaiting", "pending"]
+__all__ = ["PendingInvocation", "approval_updates", "awaiting", "pending", "spell_roles"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,21 +128,34 @@ async def _entry(store: Codex, invocation_id: str, url: str | None) -> PendingIn
 
 
 def approval_updates(
-    seal: Seal, decision: str, *, reason: str | None, mandate: Mandate | None
+    seal: Seal,
+    decision: str,
+    *,
+    reason: str | None,
+    mandate: Mandate | None,
+    roles: Mapping[str, Collection[str] | None] | None = None,
 ) -> dict[str, Any]:
     """The ``approvals`` update deciding every call ``seal`` holds awaiting approval.
+
+    The decision is refused up front, before anything is written, when nobody signs it
+    (no Mandate, or an empty principal) or when the resumer could not cast a waiting
+    Spell themselves (the Spell's manifest restricts it to roles they do not hold).
 
     Args:
         seal: The paused Seal being resumed.
         decision: ``"approve"`` or ``"reject"``.
         reason: Why (kept in the transcript and the Seal; shown to the model on reject).
         mandate: The resumer, whose principal signs the decision.
+        roles: ``{spell name: allowed roles or None}`` of the Spells the paused agent
+            may cast (see :func:`spell_roles`); a Spell missing here is not checked.
 
     Returns:
-        ``{"approvals": {call_id: {"decision", "by", "reason"?}}}``.
+        ``{"approvals": {call_id: {"spell", "arguments", "decision", "by",
+        "reason"?}}}``: the call is kept next to its decision.
 
     Raises:
-        RitualInputError: If no call awaits a decision in that Seal.
+        RitualInputError: If no call awaits a decision in that Seal, nobody signs the
+            decision, or the resumer lacks the roles of a waiting Spell.
     """
     calls = awaiting(seal)
     if not calls:
@@ -149,7 +163,59 @@ def approval_updates(
             "nothing awaits approval in this invocation; --approve and --reject decide "
             "calls an agent paused on (see `sanctum pending`)"
         )
-    entry: dict[str, Any] = {"decision": decision, "by": mandate.principal if mandate else ""}
-    if reason:
-        entry["reason"] = reason
-    return {"approvals": {call_id: dict(entry) for call_id in calls}}
+    verb = "approve" if decision == "approve" else "reject"
+    if mandate is None or not mandate.principal.strip():
+        raise RitualInputError(
+            f"who may {verb}? --{verb} needs the name of the person deciding; give "
+            "--as NAME (with --role for the roles they hold)"
+        )
+    for call in calls.values():
+        allowed = (roles or {}).get(str(call.get("spell")))
+        if not mandate.holds(allowed):
+            raise RitualInputError(
+                f"{mandate.principal!r} may not {verb} a call of {call.get('spell')}: it "
+                f"needs one of the roles {', '.join(sorted(allowed or ()))} and "
+                f"{mandate.principal!r} holds "
+                f"{', '.join(sorted(mandate.roles)) if mandate.roles else 'none'}; "
+                "the invocation stays paused"
+            )
+    kept = {k: v for k, v in (seal.aether.get("approvals") or {}).items() if k in calls}
+    out: dict[str, Any] = {}
+    for call_id, call in calls.items():
+        entry: dict[str, Any] = dict(kept.get(call_id) or call)
+        entry.update(decision=decision, by=mandate.principal)
+        if reason:
+            entry["reason"] = reason
+        out[call_id] = entry
+    return {"approvals": out}
+
+
+def spell_roles(file: RitualFile, sigil: str | None) -> dict[str, Collection[str] | None]:
+    """The roles each Spell the paused agent Sigil may cast is restricted to.
+
+    Reads the ``spell.json`` manifests of the Sigil's tome (of every tome when the
+    Sigil is not a top-level ``agent:`` of the file), importing no spell code.
+
+    Args:
+        file: The ritual file being resumed.
+        sigil: The Sigil the Seal paused at (``seal.interrupt["sigil"]``).
+
+    Returns:
+        ``{spell name: sorted role names, or None when anyone may cast it}``; empty
+        when no tome can be read.
+    """
+    from sanctum.grimoire.tome import Tome
+
+    spec = file.spec
+    agent = getattr(spec.sigils.get(sigil or ""), "agent", None)
+    tome = getattr(agent, "tome", None)
+    names = [tome] if isinstance(tome, str) and tome in spec.tomes else list(spec.tomes)
+    found: dict[str, Collection[str] | None] = {}
+    for name in names:
+        try:
+            labels = Tome.manifest_labels(file.path.parent / spec.tomes[name].path)
+        except (ValueError, OSError):
+            continue
+        for spell, label in labels.items():
+            found.setdefault(spell, label["roles"])
+    return found

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sanctum.api._cassettes import open_cassette
-from sanctum.api._pending import approval_updates
+from sanctum.api._pending import approval_updates, spell_roles
 from sanctum.api._perform import Performance, Staged, masked_setup
 from sanctum.api._results import resume_command
 from sanctum.api._stores import OpenedStore, _describe_codex, open_store
@@ -208,7 +208,16 @@ def resume(
             with masked_setup(masks, file.path):
                 asked = dict(updates or {})
                 if decision is not None:
-                    asked.update(approval_updates(seal, decision, reason=reason, mandate=mandate))
+                    waiting = (seal.interrupt or {}).get("sigil")
+                    asked.update(
+                        approval_updates(
+                            seal,
+                            decision,
+                            reason=reason,
+                            mandate=mandate,
+                            roles=spell_roles(file, waiting),
+                        )
+                    )
                 _refuse_lost_sigils(seal, file, invocation_id)
                 bound = file.bind_updates(asked)
                 file = _with_oracles(file, oracles)
