@@ -28,7 +28,8 @@ def test_queue_lists_submitted_invocations_waiting(tmp_path: Path) -> None:
         ids = api.submit(RITUAL, [{"n": 1}, {"n": 2}], codex=url)
         result = invoke(["queue", "--codex", url], tmp_path)
         assert result.exit_code == 0, result.output
-        rows = [line.split("\t") for line in result.output.splitlines() if "\t" in line]
-        assert [(row[1], row[2], row[4], row[6]) for row in rows] == [
-            (ident, "start", "todo", "-") for ident in ids
+        header, *rows = [line.split("\t") for line in result.output.splitlines() if "\t" in line]
+        assert header[:7] == ["JOB", "INVOCATION", "KIND", "QUEUE", "STATUS", "ATTEMPTS", "WORKER"]
+        assert [(row[1], row[2], row[4], row[6], row[7]) for row in rows] == [
+            (ident, "start", "todo", "-", "-") for ident in ids
         ]
