@@ -23,8 +23,10 @@ def queue(
         ),
     ] = None,
 ) -> None:
-    """List segment jobs, tab-separated under a header: job, invocation, kind, queue,
-    status, attempts, worker (while running), reason (why a failed one failed)."""
+    """List segment jobs: id, invocation, kind, queue, status, attempts, worker.
+
+    Tab-separated under a header row; REASON is why a failed job failed.
+    """
     from sanctum import api
     from sanctum.cli._common import printable
 
@@ -87,7 +89,7 @@ HEADER = ("JOB", "INVOCATION", "KIND", "QUEUE", "STATUS", "ATTEMPTS", "WORKER", 
 QUEUE_EPILOG = f"""\
 Examples:
   sanctum queue --codex postgresql://sanctum@db/sanctum
-  sanctum queue --codex postgresql://sanctum@db/sanctum --status failed --status succeeded
+  sanctum queue --codex postgresql://sanctum@db/sanctum --status failed
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum queue --help`` epilog."""
