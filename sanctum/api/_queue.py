@@ -32,7 +32,10 @@ def submit(
     Raises:
         RitualFileError: If the ritual file is missing or malformed.
         RitualInputError: If an input does not fit (nothing is queued).
-        SealError: If the queue extra is missing or the database cannot be used.
+        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, or the
+            ritual needs files beside it a worker would not have (Python modules,
+            spell folders, circle files).
+        CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import submit as queue_submit
 
@@ -57,10 +60,12 @@ def work(
         name: A unique worker name (one is made when None).
         timings: ``(heartbeat, stale, sweep, poll)`` seconds; production defaults
             ``(10, 60, 10, 5)`` when None.
-        log: Where the one-line-per-segment log goes (stderr when None).
+        log: Where the one-line-per-segment log goes (stderr when None); a failed
+            segment is one line ending ``error=<first line of the error>``.
 
     Raises:
-        SealError: If the queue extra is missing or the database cannot be used.
+        SealError: If the queue extra is missing or ``codex`` is not PostgreSQL.
+        CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import WorkerTimings, run_worker
 
@@ -86,10 +91,12 @@ def queue_resume(
     never applies ``updates`` twice.
 
     Returns:
-        A Resumed (``already`` when a segment of the Invocation waits in the queue).
+        A Resumed (``already`` when a start or resume of the Invocation is queued or
+        running: nothing was queued, the caller should wait and resume again).
 
     Raises:
-        SealError: If the Invocation is unknown or the database cannot be used.
+        SealError: If the Invocation is unknown or ``codex`` is not PostgreSQL.
+        CodexUnavailableError: If the database server cannot be reached.
         RitualInputError: If an update does not fit the ritual.
     """
     from sanctum.queue import enqueue_resume
@@ -102,10 +109,12 @@ def queue_resume(
 def queue_jobs(
     *, codex: str, statuses: Sequence[str] = ("todo", "doing", "failed")
 ) -> list[QueuedJob]:
-    """The queued, running and failed segment jobs (with the worker running each).
+    """The queued, running and failed segment jobs (with the worker running each, and
+    why each failed one failed).
 
     Raises:
-        SealError: If the queue extra is missing or the database cannot be used.
+        SealError: If ``codex`` is not PostgreSQL or the queue cannot be read.
+        CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import list_jobs
 

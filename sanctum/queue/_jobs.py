@@ -52,8 +52,8 @@ class WorkerTimings:
 
 @dataclass(frozen=True, slots=True)
 class Resumed:
-    """The outcome of queueing a resume: the job id, or ``already`` when a segment of
-    the Invocation is waiting in the queue (it will run; this one was refused)."""
+    """The outcome of queueing a resume: the job id, or ``already`` when a start or
+    resume of the Invocation is queued or running (this one was refused, not queued)."""
 
     invocation_id: str
     job_id: int | None
