@@ -159,6 +159,16 @@ class Problems:
             if _is_type_only(group) and len(group) > 1:
                 self.add(path, _type_message(path, [g[3] for g in group], self.loaded))
                 continue
+            deeper = any(other != path and other[: len(path)] == path for other in by_path)
+            if deeper and all(
+                g[3]["type"] == "literal_error" and not isinstance(g[3].get("input"), str)
+                for g in group
+            ):
+                continue  # a mapping for `on`/`off`-or-a-mapping: its own errors say more
+            if _is_choice_or_type(group):
+                if not deeper:  # `on`, `off` or a mapping: one line says all three
+                    self.add(path, _choice_message(path, [g[3] for g in group]))
+                continue
             for _path, model, tail, item in group:
                 self._one(path, model, tail, item)
 
@@ -268,10 +278,21 @@ _TYPE_WORDS = {
 }
 
 
+_BOUNDS = {
+    "greater_than_equal": ("ge", "more"),
+    "less_than_equal": ("le", "less"),
+}
+"""Range errors pydantic reports, as (its context key, the word after the bound)."""
+
+
 def _type_message(path: YamlPath, items: Sequence[Any], loaded: LoadedFile) -> str:
     words: list[str] = []
     for item in items:
         word = _TYPE_WORDS.get(item["type"])
+        bound = _BOUNDS.get(item["type"])
+        if bound is not None:
+            limit = (item.get("ctx") or {}).get(bound[0])
+            return f"{_label(path)} should be {limit} or {bound[1]}, not {item.get('input')!r}"
         if word is None:
             return f"{_label(path)}: {item['msg'][0].lower()}{item['msg'][1:]}"
         if word not in words:
@@ -287,6 +308,29 @@ def _type_message(path: YamlPath, items: Sequence[Any], loaded: LoadedFile) -> s
     elif value is None and items[0]["type"] != "missing":
         message += ", not empty"
     return message
+
+
+def _is_choice_or_type(group: Sequence[Any]) -> bool:
+    """A union of fixed words and other types (``on``, ``off`` or a mapping) missed."""
+    kinds = [g[3]["type"] for g in group]
+    return (
+        "literal_error" in kinds
+        and any(k in _TYPE_WORDS for k in kinds)
+        and all(k == "literal_error" or k in _TYPE_WORDS for k in kinds)
+    )
+
+
+def _choice_message(path: YamlPath, items: Sequence[Any]) -> str:
+    words: list[str] = []
+    for item in items:
+        if item["type"] == "literal_error":
+            expected = str((item.get("ctx") or {}).get("expected", "")).replace("'", "")
+            words.extend(o.strip() for o in expected.replace(" or ", ", ").split(","))
+        elif (word := _TYPE_WORDS[item["type"]]) not in words:
+            words.append(word)
+    words = [w for w in words if w]
+    shown = ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else "".join(words)
+    return f"{_label(path)} must be {shown}"
 
 
 def _is_type_only(group: Sequence[Any]) -> bool:
@@ -348,7 +392,8 @@ def _labels(member: Any) -> set[str]:
                     labels.add(str(literal))
     origin = typing.get_origin(base)
     if origin is not None:
-        labels.add(f"{getattr(origin, '__name__', origin)}[")
+        name = f"{getattr(origin, '__name__', origin)}["
+        labels.update((name, name.lower()))  # pydantic writes `literal['on','off']`
     return labels
 
 

@@ -21,19 +21,36 @@ __all__ = [
     "AgentOptions",
     "AgentSigil",
     "CompactOptions",
+    "GuardCounts",
     "GuardOptions",
     "unlabeled_spells",
 ]
 
 
+class GuardCounts(Strict):
+    """One threshold per loop guard counter, counted in calls (unset: the default)."""
+
+    repeat_failure: int | None = Field(
+        None, ge=1, description="The same call (spell and arguments) failed n times."
+    )
+    tool_failure: int | None = Field(None, ge=1, description="One spell failed n times.")
+    same_result: int | None = Field(
+        None, ge=1, description="A read spell returned the same result n times in a row."
+    )
+
+    def given(self) -> dict[str, int]:
+        """The thresholds written in the file, ``{counter: n}``."""
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class GuardOptions(Strict):
     """Thresholds of the loop guard, counted in calls."""
 
-    warn: dict[Literal["repeat_failure", "tool_failure", "same_result"], int] = Field(
-        default_factory=dict, description="From the n-th occurrence the model is warned."
+    warn: GuardCounts = Field(
+        default_factory=GuardCounts, description="From the n-th occurrence the model is warned."
     )
-    stop: dict[Literal["repeat_failure", "tool_failure", "same_result"], int] = Field(
-        default_factory=dict, description="At n the next call is blocked or the loop halts."
+    stop: GuardCounts = Field(
+        default_factory=GuardCounts, description="At n the next call is blocked or the loop halts."
     )
 
 
@@ -134,6 +151,8 @@ class AgentKind(SigilKind):
                 "; define it under `tomes:`",
             )
         checker.conduit(self.path(name, "messages"), sigil.messages, name)
+        if isinstance(agent.guard, GuardOptions):
+            _check_guard(checker, self.path(name, "agent", "guard"), name, agent.guard)
         if agent.approve:
             declared = checker.spec.aether.get("approvals")
             if declared is None or declared.reducer != "merge_dict":
@@ -170,8 +189,7 @@ class AgentKind(SigilKind):
 
         guard: GuardLimits | bool = agent.guard == "on"
         if isinstance(agent.guard, GuardOptions):
-            warn = {str(k): v for k, v in agent.guard.warn.items()}
-            guard = GuardLimits(warn=warn, stop={str(k): v for k, v in agent.guard.stop.items()})
+            guard = GuardLimits(warn=agent.guard.warn.given(), stop=agent.guard.stop.given())
         if agent.spells is not None and tome is not None:
             missing = [s for s in agent.spells if s not in tome]
             if missing:
@@ -265,6 +283,25 @@ def unlabeled_spells(ritual: RitualFile) -> list[FileProblem]:
                 )
             )
     return warnings
+
+
+def _check_guard(checker: Checker, path: Any, name: str, guard: GuardOptions) -> None:
+    """Refuse a loop guard that would stop a loop before it warns the model."""
+    from sanctum.grimoire.guard import GuardLimits
+
+    limits = GuardLimits(warn=guard.warn.given(), stop=guard.stop.given())
+    for counter, stop in limits.stop.items():
+        warn = limits.warn[counter]
+        if warn > stop:
+            warned, stopped = counter in guard.warn.given(), counter in guard.stop.given()
+            where = (*path, "warn", counter) if warned else (*path, "stop", counter)
+            checker.problems.add(
+                where,
+                f"sigil {name!r}: the loop guard warns at {warn} {counter}"
+                f"{'' if warned else ' (the default)'} but stops at {stop}"
+                f"{'' if stopped else ' (the default)'}; the warning must come first: "
+                f"set warn.{counter} to {stop} or less, or stop.{counter} to {warn} or more",
+            )
 
 
 def _compaction(builder: Builder, name: str, agent: AgentOptions) -> Any:
