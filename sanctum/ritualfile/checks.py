@@ -280,6 +280,7 @@ class Checker:
                 self.target(path, name, "entry")
             seen.add(name)
         for name, oracle in self.spec.oracles.items():
+            self._fallback(name, list(getattr(oracle, "fallback", None) or ()))
             if getattr(oracle, "provider", "") == "llamacpp" and (
                 (oracle.model is None) == (oracle.package is None)  # type: ignore[union-attr]
             ):
@@ -310,6 +311,24 @@ class Checker:
                 parse_codex_url(codex)
             except SealError as exc:
                 self.problems.add(("codex",), str(exc))
+
+    def _fallback(self, name: str, chain: list[str]) -> None:
+        """An oracle's ``fallback:`` names other oracles of the file, each once."""
+        for index, other in enumerate(chain):
+            path: YamlPath = ("oracles", name, "fallback", index)
+            if other == name:
+                self.problems.add(
+                    path,
+                    f"oracle {name!r} names itself as its fallback; name another oracle "
+                    "under `oracles:`",
+                )
+            elif other not in self.oracles and not self.quoted_hint(path, key=False):
+                others = [o for o in self.oracles if o != name]
+                self.problems.add(
+                    path,
+                    f"oracle {name!r}: fallback {other!r} is not under `oracles:`"
+                    + (did_you_mean(other, others) or "; name another oracle of the file"),
+                )
 
     def _project(self) -> None:
         declared = self.spec.project

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from sanctum.ritualfile._common import SigilBase, Strict, Template
+from sanctum.ritualfile._suggest import did_you_mean
 from sanctum.ritualfile.kinds.base import SigilKind, placeholder, register
 
 if TYPE_CHECKING:
@@ -150,6 +151,16 @@ class AgentKind(SigilKind):
                 "tome",
                 "; define it under `tomes:`",
             )
+        if agent.tome in checker.tome_spells and agent.spells is not None:
+            known_spells = checker.tome_spells[agent.tome]
+            for index, spell in enumerate(agent.spells):
+                path = self.path(name, "agent", "spells", index)
+                if spell not in known_spells and not checker.quoted_hint(path, key=False):
+                    checker.problems.add(
+                        path,
+                        f"sigil {name!r}: no spell named {spell!r} in tome {agent.tome!r}"
+                        + did_you_mean(spell, known_spells),
+                    )
         checker.conduit(self.path(name, "messages"), sigil.messages, name)
         if isinstance(agent.guard, GuardOptions):
             _check_guard(checker, self.path(name, "agent", "guard"), name, agent.guard)
@@ -195,7 +206,8 @@ class AgentKind(SigilKind):
             if missing:
                 builder.problems.add(
                     self.path(name, "agent", "spells"),
-                    f"sigil {name!r}: no spell named {missing[0]!r} in tome {agent.tome!r}",
+                    f"sigil {name!r}: no spell named {missing[0]!r} in tome {agent.tome!r}"
+                    + did_you_mean(missing[0], list(tome.names())),
                 )
                 return placeholder
         compact = _compaction(builder, name, agent)
