@@ -38,6 +38,30 @@ BUDGET_NOTE = (
     "have found and done so far."
 )
 NO_ANSWER = "The turn budget ran out before an answer was written; no summary is available."
+_GUARD_WHY = {
+    "repeat_failure": "the same spell call kept failing",
+    "tool_failure": "a spell kept failing",
+    "same_result": "the same spell call kept returning the same result",
+}
+"""What each loop guard counter saw, as the stop's note and empty answer say it."""
+
+
+def guard_note(code: str) -> str:
+    """The message that ends a loop the guard stopped (the model answers after it)."""
+    why = _GUARD_WHY.get(code, "spell calls kept repeating")
+    return (
+        f"The loop guard stopped spell casting: {why}. Do not cast spells. Answer the "
+        "user now with what you have found and done so far, and say what kept failing or "
+        "repeating."
+    )
+
+
+def guard_no_answer(code: str) -> str:
+    """The answer a guard-stopped loop ends with when the model wrote none."""
+    why = _GUARD_WHY.get(code, "spell calls kept repeating")
+    return f"The loop guard stopped the agent ({why}) before an answer was written."
+
+
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _CALL_BLOCK = re.compile(r"<spell_call>.*?</spell_call>", re.DOTALL | re.IGNORECASE)
 
@@ -319,7 +343,12 @@ async def final_answer(
         writer.emit(TurnBudgetReached(turns=int(aether.get("turns") or 0)))
         if policy.on_budget == "fail":
             raise TurnBudgetExceeded(turns=int(aether.get("turns") or 0))
-    note: Message = {"role": "user", "content": BUDGET_NOTE, "synthetic": "budget"}
+    code = stop.removeprefix("guard:")
+    note: Message = (
+        {"role": "user", "content": BUDGET_NOTE, "synthetic": "budget"}
+        if stop == "budget"
+        else {"role": "user", "content": guard_note(code), "synthetic": "guard"}
+    )
     text = ""
     usage: dict[str, Any] = {}
     for _attempt in range(2):
@@ -327,12 +356,14 @@ async def final_answer(
         if response.spell_calls or "<spell_call>" in (response.text or ""):
             from sanctum.omens.events import SpellCallRejected
 
-            writer.emit(SpellCallRejected(spell="", reason="turn budget spent"))
+            spent = "turn budget spent" if stop == "budget" else "loop guard stopped spells"
+            writer.emit(SpellCallRejected(spell="", reason=spent))
         text = _clean(response.text or "")
         usage = dict(response.usage or {})
         if text:
             break
-    answer: Message = {"role": "assistant", "content": text or NO_ANSWER}
+    empty = NO_ANSWER if stop == "budget" else guard_no_answer(code)
+    answer: Message = {"role": "assistant", "content": text or empty}
     if usage:
         answer["usage"] = usage
     return {"messages": [note, answer], "stop_reason": stop}

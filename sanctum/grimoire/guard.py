@@ -64,7 +64,8 @@ class GuardLimits:
         stop: ``{counter: n}``: at n the loop blocks the next call or halts.
 
     Raises:
-        ValueError: If a counter name is unknown or a threshold is not a positive int.
+        ValueError: If a counter name is unknown, a threshold is not a positive int, or
+            a counter warns later than it stops (defaults filled in).
     """
 
     warn: Mapping[str, int] = field(default_factory=lambda: dict(_DEFAULT_WARN))
@@ -83,6 +84,12 @@ class GuardLimits:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise ValueError(f"loop guard {which}.{key} must be an int >= 1, not {value!r}")
             object.__setattr__(self, which, {**base, **given})
+        for key, stop in self.stop.items():
+            if self.warn[key] > stop:
+                raise ValueError(
+                    f"loop guard warn.{key} ({self.warn[key]}) is above stop.{key} ({stop}); "
+                    "the warning must come first"
+                )
 
 
 @dataclass(frozen=True, slots=True)
