@@ -301,9 +301,10 @@ def _check_guard(checker: Checker, path: Any, name: str, guard: GuardOptions) ->
     """Refuse a loop guard that would stop a loop before it warns the model."""
     from sanctum.grimoire.guard import GuardLimits
 
-    limits = GuardLimits(warn=guard.warn.given(), stop=guard.stop.given())
-    for counter, stop in limits.stop.items():
-        warn = limits.warn[counter]
+    defaults = GuardLimits()
+    warns = {**defaults.warn, **guard.warn.given()}
+    for counter, stop in {**defaults.stop, **guard.stop.given()}.items():
+        warn = warns[counter]
         if warn > stop:
             warned, stopped = counter in guard.warn.given(), counter in guard.stop.given()
             where = (*path, "warn", counter) if warned else (*path, "stop", counter)
