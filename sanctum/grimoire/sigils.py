@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from sanctum.errors import RecursionLimitError
 from sanctum.grimoire._agentry import LOOP_KEY, ApprovalPause
 from sanctum.grimoire.compaction import Compaction
 from sanctum.grimoire.guard import GuardLimits
@@ -151,6 +152,7 @@ def agent_sigil(
     max_turns: int | None = None,
     on_budget: str = "answer",
     compact: Compaction | None = None,
+    limit_advice: str | None = None,
 ) -> Callable[[Mapping[str, Any], Any], Any]:
     """Build a Sigil that runs an Entity (a ``summon`` ReAct loop) as a Circle.
 
@@ -187,6 +189,9 @@ def agent_sigil(
         on_budget: ``"answer"`` or ``"fail"`` (see ``summon``).
         compact: Compaction of the view sent to the Oracle for small windows (see
             ``summon``); the stored transcript in ``messages`` is never rewritten.
+        limit_advice: How to fix the inner loop reaching ``recursion_limit``, ending
+            the :class:`~sanctum.errors.RecursionLimitError`'s message instead of the
+            Python API's advice (a ritual file names its own keys).
 
     Returns:
         An async Sigil ``fn(aether, writer) -> dict[str, Any]``.
@@ -232,6 +237,10 @@ def agent_sigil(
                 inner.update(counters)
         try:
             written = await mounted(inner, writer)
+        except RecursionLimitError as exc:
+            if limit_advice is not None and exc.limit:
+                exc.args = (exc.worded(limit_advice),)
+            raise
         except ApprovalPause as pause:
             pending = {**pause.pending, LOOP_KEY: pause.loop} if pause.loop else pause.pending
             keep = {messages: pause.transcript[len(start) :], "approvals": pending}

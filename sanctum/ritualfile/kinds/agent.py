@@ -232,6 +232,11 @@ class AgentKind(SigilKind):
             max_turns=agent.max_turns,
             on_budget=agent.on_budget,
             compact=compact or None,
+            limit_advice=(
+                f"Give sigil {name!r} a turn budget (`max_turns:` under its `agent:`, "
+                "after which it answers without spells), or raise `recursion_limit:` "
+                f"under its `agent:` (now {agent.recursion_limit})"
+            ),
         )
 
 
