@@ -362,10 +362,16 @@ def _resumable(oracle: Any) -> Any:
 
     An approval pauses the agent; the resume (often a new process) builds the oracle
     afresh. Reading the script at the number of assistant turns in the transcript (not
-    at a per-process counter) continues it where the pause left it.
+    at a per-process counter) continues it where the pause left it. Behind a
+    recorder (``--record``) the recorded oracle is the one replaced, so a recorded run
+    decides exactly as an unrecorded one.
     """
     from sanctum.oracle.scripted import ScriptedOracle
 
+    inner = getattr(oracle, "inner", None)  # a RecordingOracle (``--record``) wraps it
+    if type(oracle) is not ScriptedOracle and type(inner) is ScriptedOracle:
+        oracle.inner = _resumable(inner)
+        return oracle
     if type(oracle) is not ScriptedOracle:
         return oracle
 
