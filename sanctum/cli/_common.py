@@ -232,20 +232,27 @@ def json_errors(enabled: bool) -> Iterator[None]:
         yield
     except Exception as exc:
         if enabled:
-            code = exit_code_for(exc)
-            if code is None and isinstance(exc, typer.BadParameter):
-                code = EXIT_USAGE
-            if code is not None:
-                message = printable(_describe(exc), lines=True).removeprefix("error: ")
-                print_json_line(
-                    {
-                        "kind": "error",
-                        "error": message,
-                        "error_type": type(exc).__name__,
-                        "exit_status": code,
-                    }
-                )
+            _json_error(exc)
         raise
+
+
+def _json_error(exc: Exception) -> None:
+    """Print the ``{"kind": "error", ...}`` line of an expected error, once."""
+    if getattr(exc, "_sanctum_json_reported", False):
+        return
+    code = exit_code_for(exc)
+    if code is None and isinstance(exc, typer.BadParameter):
+        code = EXIT_USAGE
+    if code is None:
+        return
+    message = printable(_describe(exc), lines=True).removeprefix("error: ")
+    print_json_line(
+        {"kind": "error", "error": message, "error_type": type(exc).__name__, "exit_status": code}
+    )
+    try:
+        exc._sanctum_json_reported = True  # type: ignore[attr-defined]
+    except AttributeError:  # an exception with __slots__: printing twice is the lesser harm
+        pass
 
 
 def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -253,8 +260,10 @@ def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
     Expected errors (sanctum's own, missing or unreadable files) are reported on stderr
     and mapped to an exit status (see :func:`exit_code_for`); with ``--debug`` the
-    traceback is printed first. Ctrl-C leaves with status 130. Unexpected exceptions
-    (bugs) propagate with their traceback.
+    traceback is printed first. A command run with ``--json`` (its ``json_lines``
+    parameter) also prints the error as one JSON line on stdout (see
+    :func:`json_errors`). Ctrl-C leaves with status 130. Unexpected exceptions (bugs)
+    propagate with their traceback.
     """
 
     @functools.wraps(fn)
@@ -286,6 +295,8 @@ def guarded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
             code = exit_code_for(exc)
             if code is None:
                 raise
+            if kwargs.get("json_lines"):
+                _json_error(exc)
             if is_debug():
                 traceback.print_exception(exc)
             typer.echo(describe_error(exc), err=True)
