@@ -137,6 +137,10 @@ _FIXES: dict[str, str] = {
         "lower num_ctx/n_ctx, or close other models"
     ),
     "model_not_found": "pull or load the model (e.g. `ollama pull <model>`), or fix its name",
+    "model_not_found_openai": (
+        "load the model on the server (llama-server -m FILE; LM Studio or vLLM: load or "
+        "serve it), or fix its name to one GET /v1/models lists"
+    ),
     "tools_unsupported": "use spell_calling: auto or prompted, or a tool-capable model",
     "model_output": "retry; the model wrote a tool call its server could not parse",
     "connection": "start the model server, or check base_url",
@@ -292,5 +296,13 @@ def classify_oracle_fault(exc: BaseException) -> OracleFault:
         bench=reason in _BENCHED,
         window=_window(text) if reason == "context_overflow" else None,
         status=status,
-        fix=_FIXES[reason],
+        fix=_FIXES[_fix_key(reason, exc)],
     )
+
+
+def _fix_key(reason: str, exc: BaseException) -> str:
+    """The fix to show: a missing model is pulled on Ollama, loaded elsewhere."""
+    endpoint = str(getattr(exc, "endpoint", "") or "")
+    if reason == "model_not_found" and endpoint and "/api/" not in endpoint:
+        return "model_not_found_openai"
+    return reason

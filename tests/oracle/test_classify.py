@@ -200,3 +200,15 @@ async def test_ollama_requests_leave_truncate_out_by_default(server: ModelServer
     server.reply(ollama_error(500, "boom"))
     await _fault(OllamaOracle("m", base_url=server.url))
     assert "truncate" not in server.requests[0].json
+
+
+async def test_a_missing_model_is_pulled_on_ollama_and_loaded_elsewhere(
+    server: ModelServer,
+) -> None:
+    server.reply(vllm_error(404, "The model `qwen-7b` does not exist."))
+    elsewhere, _ = await _fault(OpenAICompatibleOracle("qwen-7b", base_url=server.url))
+    assert "ollama pull" not in elsewhere.fix
+    assert "/v1/models" in elsewhere.fix
+    server.reply(ollama_error(404, "model 'qwen2.5:7b' not found"))
+    ollama, _ = await _fault(OllamaOracle("qwen2.5:7b", base_url=server.url))
+    assert "ollama pull" in ollama.fix
