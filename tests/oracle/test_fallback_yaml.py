@@ -50,5 +50,5 @@ async def test_ritual_files_tell_ollama_not_to_truncate(
 
 def test_a_fallback_to_an_unknown_oracle_is_reported(tmp_path: Path) -> None:
     text = RITUAL.replace("{url}", "http://127.0.0.1:9").replace("[tiny]", "[nope]")
-    with pytest.raises(RitualFileError, match="fallback names 'nope', which is not under"):
+    with pytest.raises(RitualFileError, match="oracle 'main': fallback 'nope' is not under"):
         compile_ritual(write(tmp_path, text))
