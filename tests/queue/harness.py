@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 import subprocess
@@ -65,6 +66,10 @@ class Worker:
         ]
 
 
+def _ready(worker: Worker) -> bool:
+    return " ready:" in worker.text()
+
+
 def wait_for(what: Callable[[], Any], seconds: float, why: Callable[[], str]) -> Any:
     """Poll ``what`` every 50 ms until it is truthy (its value); fail after ``seconds``."""
     deadline = time.monotonic() + seconds
@@ -96,7 +101,7 @@ def workers(url: str, folder: Path, count: int, *extra: str) -> Iterator[list[Wo
             )
             started.append(Worker(name, log, proc, stream))
         for worker in started:
-            wait_for(lambda w=worker: " ready:" in w.text(), 30, worker.text)
+            wait_for(functools.partial(_ready, worker), 30, worker.text)
         yield started
     finally:
         for worker in started:
