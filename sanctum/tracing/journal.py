@@ -401,14 +401,18 @@ class Chronicle:
 
         Args:
             culprit: The Sigil the failure names; its running row in the last
-                superstep becomes ``failed``, every other running row ``aborted``.
+                superstep becomes ``failed``, every other running row ``aborted``;
+                each ends now (so its duration is how long it ran before the failure).
         """
         timeline = self.timeline
         last = timeline.last_step()
+        now = time.time_ns()  # the failure reached the trace now: the rows ran until then
         for row in self._open:
             if timeline.state(row) == "running":
                 failed = culprit is not None and timeline.sigil(row) == culprit and row in last
                 timeline.status[row] = "failed" if failed else "aborted"
+                if timeline.ended(row) is None:
+                    timeline.end(row, now)
 
     def _settle_earlier(self, superstep: int) -> None:
         timeline = self.timeline

@@ -700,3 +700,24 @@ async def test_a_recorder_shared_by_concurrent_invocations_warns(tmp_path: Path)
         await asyncio.gather(
             rite.ainvoke({}, invocation_id="A"), rite.ainvoke({}, invocation_id="B")
         )
+
+
+async def test_a_sigil_that_failed_is_drawn_with_the_time_it_ran(tmp_path: Path) -> None:
+    import asyncio
+
+    from sanctum import END, Ritual
+
+    async def slow_then_broken(aether: dict[str, object]) -> dict[str, object]:
+        await asyncio.sleep(0.05)
+        raise RuntimeError("the server went away")
+
+    ritual = Ritual().add_sigil("work", slow_then_broken).set_entry_point("work")
+    ritual.add_edge("work", END)
+    recorder = TraceRecorder(tmp_path / "t.json")
+    with pytest.raises(SigilExecutionError) as failure:
+        await ritual.compile(wards=[recorder]).ainvoke({})
+    [superstep] = load_trace(recorder.flush(failure.value))["supersteps"]
+    [row] = superstep["sigils"]
+    assert row["status"] == "failed"
+    assert row["duration"] is not None
+    assert row["duration"] >= 0.05  # it ran until it failed, not zero
