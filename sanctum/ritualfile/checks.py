@@ -213,7 +213,13 @@ class Checker:
     def template(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
         done = self.problems.loaded.interpolations.get(path)
         for message in check_template(source, known, done):
-            self.problems.add(path, f"sigil {owner!r}: {message}")
+            line = getattr(message, "line", None)
+            if line is not None and line > 1:  # in a block scalar: the mistake's own line
+                offset = sum(len(text) + 1 for text in source.split("\n")[: line - 1])
+                where = self.problems.loaded.position_at(path, offset)
+                self.problems.add_at(*where, f"sigil {owner!r}: {message}")
+            else:
+                self.problems.add(path, f"sigil {owner!r}: {message}")
 
     # ------------------------------------------------------------------ run
 

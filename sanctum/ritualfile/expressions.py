@@ -85,6 +85,7 @@ __all__ = [
     "CompiledExpression",
     "CompiledTemplate",
     "ExpressionError",
+    "TemplateProblem",
     "check_expression",
     "check_template",
     "compile_expression",
@@ -225,6 +226,19 @@ def check_expression(
     return _checked(tree, known, template=False, what="expression", bound=bound)
 
 
+class TemplateProblem(str):
+    """A template problem's message that knows the template line it is on (1-based)."""
+
+    line: int | None = None
+
+    @classmethod
+    def at(cls, message: str, line: int | None) -> TemplateProblem:
+        """The message, marked with its line (None: the template as a whole)."""
+        problem = cls(message)
+        problem.line = line
+        return problem
+
+
 def check_template(
     source: str, known: Collection[str], done: Sequence[Interpolation] | None = None
 ) -> list[str]:
@@ -238,7 +252,8 @@ def check_template(
             (text, or string constants inside ``{{ }}``), never template source.
 
     Returns:
-        One message per problem; empty when the template is fine.
+        One message per problem; empty when the template is fine. A syntax error's
+        message is a :class:`TemplateProblem` whose ``line`` is the template's line.
     """
     bound = _bind(source, done)
     if len(bound.text) > MAX_SOURCE:
@@ -248,7 +263,8 @@ def check_template(
     except TemplateError as exc:
         lineno = getattr(exc, "lineno", None)
         where = f" (line {lineno} of the template)" if lineno and lineno > 1 else ""
-        return [f"invalid template{where}: {bound.show(_jinja_message(exc))}"]
+        message = f"invalid template{where}: {bound.show(_jinja_message(exc))}"
+        return [TemplateProblem.at(message, lineno)]
     tree, misplaced = _bound_tree(tree, bound)
     tree.set_environment(_ENV)
     if misplaced:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sanctum.ritualfile.loader import load_yaml_text
@@ -67,3 +69,20 @@ def test_only_defaults_not_declared_numbers_warn() -> None:
         "<ritual>:4:29: warning: conduit 'versions': `3.10` in its default is read as the "
         'number 3.1; quote it ("3.10") if it is text, such as a version'
     ]
+
+
+def test_a_template_mistake_in_a_block_scalar_is_placed_on_its_own_line(tmp_path: Path) -> None:
+    from sanctum.ritualfile import check_ritual
+
+    path = tmp_path / "bs.yaml"
+    path.write_text(
+        "sanctum: 1\nname: bs\n"
+        "oracles:\n  bard: {provider: scripted, responses: [x]}\n"
+        "aether: {a: {}}\nentry: ask\nsigils:\n  ask:\n    oracle: bard\n"
+        "    prompt: |\n      First line is fine.\n      Second too.\n"
+        "      Third has a {{ broken\n    output: a\n    next: END\n",
+        encoding="utf-8",
+    )
+    [problem] = check_ritual(path)
+    assert (problem.line, problem.column) == (13, 7)
+    assert "line 3 of the template" in problem.message
