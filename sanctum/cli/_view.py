@@ -400,12 +400,13 @@ class RunView:
         if totals:
             console.print(Text(totals, style="dim"))
         if result.status == "done":
-            console.print(Text.assemble(("✓ done", "bold green"), "  ", ident))
+            console.print(Text.assemble(("✓ done", "bold green"), "  ", ident), soft_wrap=True)
         elif result.status == "failed":
-            console.print(Text.assemble(("✗ failed", "bold red"), "  ", ident))
+            console.print(Text.assemble(("✗ failed", "bold red"), "  ", ident), soft_wrap=True)
         else:
             where = f" at {printable(result.sigil)}" if result.sigil else ""
-            console.print(Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident))
+            paused = Text.assemble((f"⏸ paused{where}", "bold yellow"), "  ", ident)
+            console.print(paused, soft_wrap=True)
             reasons = dict(result.reasons or {})
             if len(reasons) > 1:  # several sigils paused together: one resume answers all
                 for sigil, said in reasons.items():
@@ -420,7 +421,8 @@ class RunView:
             console.print(
                 Text.assemble(
                     ("resume with: ", "bold"), (printable(result.resume_command), "bold cyan")
-                )
+                ),
+                soft_wrap=True,  # one line to copy, whatever the terminal's width
             )
             console.print(Text(answer_hint(result), style="dim"))
 

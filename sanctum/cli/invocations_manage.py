@@ -85,7 +85,11 @@ def show(
     for label, value in lines:
         console.print(f"{label:<11} {value}", markup=False, highlight=False)
     if summary.status in ("paused", "incomplete"):
-        console.print(f"resume with: {resume_command(summary.invocation_id, codex)}", markup=False)
+        console.print(
+            f"resume with: {resume_command(summary.invocation_id, codex)}",
+            markup=False,
+            soft_wrap=True,  # one line to copy, whatever the width
+        )
     console.print(aether_tree(detail.latest.aether))
 
 

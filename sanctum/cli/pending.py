@@ -54,9 +54,9 @@ def pending(
             f"{item.invocation_id}  started by {who}, waiting since {since}", markup=False
         )
         console.print(f"  {item.question}", markup=False)
-        console.print(f"  approve: {item.approve}", markup=False)
+        console.print(f"  approve: {item.approve}", markup=False, soft_wrap=True)
         if item.reject is not None:
-            console.print(f"  reject:  {item.reject}", markup=False)
+            console.print(f"  reject:  {item.reject}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
