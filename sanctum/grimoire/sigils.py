@@ -20,6 +20,7 @@ from sanctum.grimoire.spell import Spell
 from sanctum.grimoire.summon import DEFAULT_ROLE, summon
 from sanctum.grimoire.tome import Tome
 from sanctum.oracle.base import Message, Oracle, OracleResponse
+from sanctum.oracle.fallback import note_fallback
 from sanctum.ritual.mandate import interrupt_keeping
 from sanctum.wards.base import Ward
 from sanctum.wards.secrets import Secrets
@@ -122,10 +123,12 @@ def oracle_sigil(
         transcript.append({"role": "user", "content": _text(prompt, aether) or ""})
         response = await _consult(oracle, transcript, writer, stream_tokens, clean, secrets)
         delta: dict[str, Any] = {output: [response.text] if append_output else response.text}
+        message: Message = {"role": "assistant", "content": response.text}
+        if response.usage:
+            message["usage"] = dict(response.usage)
+            if hasattr(writer, "emit"):  # a fallback answered: OracleFellBack Omens
+                note_fallback(response.usage, message, writer)
         if messages is not None:
-            message: Message = {"role": "assistant", "content": response.text}
-            if response.usage:
-                message["usage"] = dict(response.usage)
             delta[messages] = [message]
         return delta
 

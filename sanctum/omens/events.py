@@ -326,7 +326,8 @@ class CircleEchoed(Omen):
 class OracleFellBack(Omen):
     """An Oracle failed and the next one of its fallback chain answered instead.
 
-    Emitted by the summon loop once per failed Oracle of a consultation:
+    Emitted by the summon loop and by a plain ``oracle:`` Sigil, once per failed Oracle
+    of a consultation:
     ``from_oracle`` failed for ``reason`` (a ``classify_oracle_fault`` reason such as
     ``"connection"``; ``status`` its HTTP status when there was one) and ``to_oracle``
     answered the same request.

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from sanctum.errors import RitualFileError
+from sanctum.omens.events import OracleFellBack
+from sanctum.oracle.cassette import CassetteRecorder
 from sanctum.ritualfile import compile_ritual
 from tests.oracle.servers import ModelServer, closed_port, ollama_chat
 from tests.ritualfile.helpers import write
@@ -52,3 +55,38 @@ def test_a_fallback_to_an_unknown_oracle_is_reported(tmp_path: Path) -> None:
     text = RITUAL.replace("{url}", "http://127.0.0.1:9").replace("[tiny]", "[nope]")
     with pytest.raises(RitualFileError, match="oracle 'main': fallback 'nope' is not under"):
         compile_ritual(write(tmp_path, text))
+
+
+async def test_a_plain_oracle_sigil_says_who_fell_back(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    rite = compile_ritual(write(tmp_path, RITUAL.replace("{url}", url)))
+    try:
+        omens = [omen async for omen in rite.astream({}, mode="agent")]
+    finally:
+        await rite.aclose()
+    fell = [omen for omen in omens if isinstance(omen, OracleFellBack)]
+    assert [(o.from_oracle, o.to_oracle, o.reason) for o in fell] == [
+        ("main", "tiny", "connection")
+    ]
+    assert fell[0].sigil == "speak"
+
+
+async def test_a_cassette_names_the_oracle_that_answered_after_a_fallback(
+    tmp_path: Path,
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    path = tmp_path / "run.cassette.jsonl"
+    recorder = CassetteRecorder(path)
+    rite = compile_ritual(write(tmp_path, RITUAL.replace("{url}", url)), cassette=recorder)
+    try:
+        assert await rite.ainvoke({}) == {"said": "from the fallback"}
+    finally:
+        await rite.aclose()
+    calls = [
+        json.loads(line)
+        for line in path.read_text().splitlines()
+        if json.loads(line).get("kind") == "oracle"
+    ]
+    assert len(calls) == 1
+    assert (calls[0]["oracle"], calls[0]["provider"]) == ("main", "scripted")
+    assert calls[0]["answer"]["usage"]["fallback"]["oracle"] == "tiny"
