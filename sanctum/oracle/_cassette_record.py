@@ -274,11 +274,16 @@ class RecordingOracle(StreamingOracle):
         response: OracleResponse,
         chunks: list[tuple[float, str]] | None,
     ) -> None:
+        provider, model = self.provider, self.model
+        answered = _answered_by(self.inner, response)
+        if answered is not None:
+            provider = provider_of(answered)
+            model = str(getattr(answered, "model", None) or getattr(answered, "arcana", "unknown"))
         self.recorder.record_call(
             oracle=self.name,
             sigil=self.sigil,
-            provider=self.provider,
-            model=self.model,
+            provider=provider,
+            model=model,
             request=request,
             response=response,
             chunks=chunks,
@@ -347,3 +352,22 @@ class RecordingOracle(StreamingOracle):
     async def aclose(self) -> None:
         """Close ``inner``."""
         await self.inner.aclose()
+
+
+def _answered_by(inner: Oracle, response: OracleResponse) -> Oracle | None:
+    """The Oracle of a fallback chain that gave ``response``, when it is not the primary.
+
+    A :class:`~sanctum.oracle.fallback.FallbackOracle` names the Oracle that answered
+    in ``usage["fallback"]["oracle"]``; the cassette then records that Oracle's
+    provider and model, not the primary's.
+    """
+    record = response.usage.get("fallback") if response.usage else None
+    names = getattr(inner, "names", None)
+    oracles = getattr(inner, "oracles", None)
+    if not isinstance(record, Mapping) or names is None or oracles is None:
+        return None
+    answered = record.get("oracle")
+    if answered not in names:
+        return None
+    found: Oracle = oracles[list(names).index(answered)]
+    return found
