@@ -32,7 +32,7 @@ import typing
 from sanctum.__about__ import __version__
 
 if typing.TYPE_CHECKING:
-    from sanctum.api._batch import BatchOutcome, run_batch
+    from sanctum.api._batch import BatchLine, BatchOutcome, read_batch, run_batch
     from sanctum.api._faults import OracleFault, classify_oracle_fault, oracle_hint
     from sanctum.api._files import TraceFileError, junit_xml, load_trace, render_trace_file
     from sanctum.api._inspect import code_references, graph, schema, schema_text, validate, watch
@@ -75,6 +75,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
+    "BatchLine",
     "BatchOutcome",
     "InputText",
     "InvocationDetail",
@@ -112,6 +113,7 @@ __all__ = [
     "prune_invocations",
     "queue_jobs",
     "queue_resume",
+    "read_batch",
     "render_trace_file",
     "resume",
     "resume_command",
@@ -132,7 +134,9 @@ __all__ = [
 ]
 
 _HOMES = {
+    "BatchLine": "sanctum.api._batch",
     "BatchOutcome": "sanctum.api._batch",
+    "read_batch": "sanctum.api._batch",
     "run_batch": "sanctum.api._batch",
     "OracleFault": "sanctum.api._faults",
     "classify_oracle_fault": "sanctum.api._faults",

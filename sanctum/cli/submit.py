@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated
 
 import typer
@@ -11,31 +12,16 @@ from sanctum.cli._common import EXIT_STATUS_HELP, guarded
 __all__ = ["read_batch", "register", "run_batch", "submit"]
 
 
-def read_batch(path: str) -> list[dict[str, object]]:
-    """The input mappings of a JSON Lines file, one per non-blank line.
+def read_batch(path: str) -> list[Mapping[str, object]]:
+    """The input mappings of a JSON Lines file (see :func:`sanctum.api.read_batch`).
 
     Raises:
-        typer.BadParameter: If the file cannot be read or a line is not a JSON object.
+        RitualInputError: If the file cannot be read, holds no object, or has bad lines
+            (every one listed).
     """
-    import json
+    from sanctum import api
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot read {path}: {exc.strerror}") from None
-    batch: list[dict[str, object]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise typer.BadParameter(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(value, dict):
-            raise typer.BadParameter(f"{path}:{number}: each line must be a JSON object")
-        batch.append(value)
-    return batch
+    return list(api.read_batch(path))  # each line keeps its place for later messages
 
 
 def run_batch(
