@@ -16,11 +16,26 @@ answer, so a replay takes the same path, and a resumed run reads it from its Sea
 Benching is counted in consultations, never seconds: an Oracle that failed for a
 reason that will not heal by itself (nobody listens, the model is missing, out of
 memory, refused credentials) is skipped for the next ``bench_for`` consultations.
+The count lives in a *bench ledger*: the Oracle's own by default (shared by every run
+in the process), or, inside :func:`bench_ledger`, a plain dict the caller keeps with
+its state. The summon loop keeps it in its ``oracle_bench`` Conduit, so a run
+resumed in another process benches exactly as the first process would have, and its
+final Aether is the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,10 +44,54 @@ from sanctum.omens.events import OracleFellBack, Writer
 from sanctum.oracle.base import Message, Oracle, OracleResponse, StreamingOracle
 from sanctum.oracle.classify import OracleFault, classify_oracle_fault
 
-__all__ = ["DEFAULT_BENCH_FOR", "FallbackOracle", "OracleChainExhausted", "note_fallback"]
+__all__ = [
+    "DEFAULT_BENCH_FOR",
+    "FallbackOracle",
+    "OracleChainExhausted",
+    "bench_ledger",
+    "note_fallback",
+]
 
 DEFAULT_BENCH_FOR = 5
 """Consultations a benched Oracle (dead server, missing model) is skipped for."""
+
+_LEDGER: ContextVar[dict[str, Any] | None] = ContextVar("sanctum_bench_ledger", default=None)
+
+
+def _fresh_ledger(state: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    state = state or {}
+    benched = state.get("benched")
+    return {
+        "consultations": int(state.get("consultations") or 0),
+        "benched": {str(k): int(v) for k, v in (benched or {}).items()}
+        if isinstance(benched, Mapping)
+        else {},
+    }
+
+
+@contextmanager
+def bench_ledger(state: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+    """Count the consultations and benches of every FallbackOracle in a dict of yours.
+
+    Inside the ``with`` block (and the tasks it awaits), a :class:`FallbackOracle`
+    reads and updates the yielded ledger instead of its own, so state kept with a run
+    (a Conduit, a Seal) decides which Oracle is skipped, not the process's history.
+
+    Args:
+        state: A ledger from an earlier block (``{"consultations": int, "benched":
+            {oracle name: last consultation skipped}}``), or None to start at zero.
+            It is copied, never changed.
+
+    Yields:
+        The ledger (a new dict of that shape), updated in place as Oracles are
+        consulted; store it after the block.
+    """
+    ledger = _fresh_ledger(state)
+    token = _LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _LEDGER.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,13 +144,12 @@ class FallbackOracle(StreamingOracle):
                 f"names has {len(names)} entries for {len(self.oracles)} oracles; give one "
                 "name per oracle, primary first"
             )
-        self.names: tuple[str, ...] = tuple(names or (o.arcana for o in self.oracles))
+        if names is not None and len(set(names)) != len(names):
+            raise ValueError(f"names must differ (they key the bench ledger), not {names!r}")
+        self.names: tuple[str, ...] = tuple(names or _distinct(o.arcana for o in self.oracles))
         self.bench_for = bench_for
         self.arcana = primary.arcana
-        self.consultations = 0
-        """Consultations made so far (the clock benching is counted on)."""
-        self.benched: dict[int, int] = {}
-        """Index of a benched Oracle → the last consultation it is skipped for."""
+        self._own = _fresh_ledger()
 
     def __repr__(self) -> str:
         return f"FallbackOracle({', '.join(self.names)}, bench_for={self.bench_for})"
@@ -101,11 +159,22 @@ class FallbackOracle(StreamingOracle):
         """Whether the primary can hold its output to a JSON Schema."""
         return self.oracles[0].constrains_output
 
+    def ledger(self) -> dict[str, Any]:
+        """The bench ledger in use: :func:`bench_ledger`'s inside its block, else our own.
+
+        Shape: ``{"consultations": int, "benched": {oracle name: last consultation it
+        is skipped for}}``.
+        """
+        active = _LEDGER.get()
+        return active if active is not None else self._own
+
     def _order(self) -> list[int]:
         """The chain for this consultation: benched Oracles last, never dropped."""
-        self.consultations += 1
-        now = self.consultations
-        awake = [i for i in range(len(self.oracles)) if self.benched.get(i, 0) < now]
+        ledger = self.ledger()
+        ledger["consultations"] += 1
+        now = ledger["consultations"]
+        benched = ledger["benched"]
+        awake = [i for i, name in enumerate(self.names) if benched.get(name, 0) < now]
         asleep = [i for i in range(len(self.oracles)) if i not in awake]
         return awake + asleep
 
@@ -117,7 +186,8 @@ class FallbackOracle(StreamingOracle):
         if tried <= fault.retry_same:
             return None
         if fault.bench and self.bench_for:
-            self.benched[index] = self.consultations + self.bench_for
+            ledger = self.ledger()
+            ledger["benched"][self.names[index]] = ledger["consultations"] + self.bench_for
         return _Attempt(self.names[index], fault, exc)
 
     def _exhausted(self, attempts: list[_Attempt]) -> OracleChainExhausted:
@@ -227,6 +297,16 @@ class FallbackOracle(StreamingOracle):
         """Close every Oracle of the chain."""
         for oracle in self.oracles:
             await oracle.aclose()
+
+
+def _distinct(names: Iterable[str]) -> list[str]:
+    """``names`` with repeats numbered (``ollama:x``, ``ollama:x#2``)."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        out.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return out
 
 
 async def _responses(

@@ -9,7 +9,7 @@ import pytest
 
 from sanctum.errors import OracleConnectionError, OracleResponseError
 from sanctum.oracle import OracleResponse, ScriptedOracle
-from sanctum.oracle.fallback import FallbackOracle, OracleChainExhausted
+from sanctum.oracle.fallback import FallbackOracle, OracleChainExhausted, bench_ledger
 from sanctum.oracle.ollama import OllamaOracle
 from sanctum.oracle.openai_compat import OpenAICompatibleOracle
 from tests.oracle.servers import (
@@ -204,3 +204,34 @@ async def test_a_stream_broken_after_its_first_chunk_raises_instead_of_repeating
 def test_a_chain_needs_a_fallback() -> None:
     with pytest.raises(ValueError, match="at least one fallback"):
         FallbackOracle(ScriptedOracle([]))
+
+
+def test_names_that_repeat_are_refused_and_repeated_arcana_numbered() -> None:
+    with pytest.raises(ValueError, match="names must differ"):
+        FallbackOracle(ScriptedOracle([]), ScriptedOracle([]), names=["a", "a"])
+    chain = FallbackOracle(ScriptedOracle([], arcana="m"), ScriptedOracle([], arcana="m"))
+    assert chain.names == ("m", "m#2")
+
+
+async def test_a_bench_ledger_carried_to_a_new_process_benches_as_the_first_would() -> None:
+    state: dict[str, Any] | None = None
+    first_dead = _Dead([], arcana="dead")
+    chain = FallbackOracle(first_dead, ScriptedOracle(["a", "b", "c"]), bench_for=5)
+    for _ in range(3):
+        with bench_ledger(state) as ledger:
+            await chain.generate(HELLO)
+        state = ledger
+    assert state == {"consultations": 3, "benched": {"dead": 6}}
+    assert chain.ledger() == {"consultations": 0, "benched": {}}  # its own stayed untouched
+
+    # "resumed elsewhere": a new chain with the stored ledger skips the dead Oracle
+    second_dead = _Dead([], arcana="dead")
+    backup = ScriptedOracle([f"answer {i}" for i in range(4)])
+    again = FallbackOracle(second_dead, backup, bench_for=5)
+    for _ in range(4):
+        with bench_ledger(state) as ledger:
+            await again.generate(HELLO)
+        state = ledger
+    assert second_dead.tries == 1  # consultation 7 only, as the first chain would have
+    assert state["consultations"] == 7
+    assert state["benched"] == {"dead": 12}
