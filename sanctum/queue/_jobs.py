@@ -147,8 +147,10 @@ async def submit(
     try:
         await store_source(app, file.digest, file.path.name, source)
         ids = [uuid.uuid4().hex for _ in bound]
+        origin = {"ritual": str(file.path.resolve()), "queue": queue}  # Seals' "queued"
         for ident, values in zip(ids, bound, strict=True):
-            await _defer(app, ident, queue, {"kind": "start", "inputs": values}, file.digest)
+            args = {"kind": "start", "inputs": values, "origin": origin}
+            await _defer(app, ident, queue, args, file.digest)
         return ids
     finally:
         await app.close_async()

@@ -16,10 +16,14 @@ from sanctum.codex.claims import FAILURE_KEY
 from sanctum.codex.frontier import END_NAME
 from sanctum.errors import Interrupt, LeaseLost, SealError
 
-__all__ = ["TOKEN_KEY", "Outcome", "run_segment"]
+__all__ = ["QUEUED_KEY", "TOKEN_KEY", "Outcome", "run_segment"]
 
 TOKEN_KEY = "resume_token"
 """Metadata key of the resume token on every Seal of a queued resume."""
+
+QUEUED_KEY = "queued"
+"""Metadata key, on every Seal a worker writes, of ``{"ritual": the path it was
+submitted from, "queue": its queue}`` (the worker runs a private copy of the file)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,9 @@ async def run_segment(
         call: dict[str, Any] | None = None
         file = _loaded(ritual_path, load)
         metadata = dict(file.metadata)
+        origin = args.get("origin") or (head.metadata.get(QUEUED_KEY) if head else None)
+        if isinstance(origin, Mapping):  # where it was submitted from, on every Seal
+            metadata[QUEUED_KEY] = dict(origin)
         if state == "new" and args.get("kind") == "start":
             call = {"input": dict(args.get("inputs") or {})}
         elif args.get("kind") == "resume" and state in ("paused", "incomplete", "failed"):
