@@ -13,6 +13,7 @@ from sanctum.errors import (
     SpellExecutionError,
     SpellManifestError,
 )
+from sanctum.grimoire.prompt_layers import PromptLayers
 from sanctum.grimoire.repair import MALFORMED_KEY, RepairOutcome, repair_spell_call
 from sanctum.grimoire.sigils import agent_sigil, oracle_sigil, spell_sigil
 from sanctum.grimoire.spell import Spell, infer_parameters, spell
@@ -24,6 +25,7 @@ __all__ = [
     "MALFORMED_KEY",
     "MANIFEST_NAME",
     "SPELL_CALLING_MODES",
+    "PromptLayers",
     "RepairOutcome",
     "Spell",
     "SpellCallParseError",

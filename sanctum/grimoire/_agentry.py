@@ -18,6 +18,7 @@ from typing import Any
 from sanctum._agent_errors import TurnBudgetExceeded
 from sanctum.aether import Conduit, add, merge_dict
 from sanctum.grimoire.guard import GuardDecision, GuardLimits, LoopGuard, call_signature
+from sanctum.grimoire.prompt_layers import attach_volatile
 from sanctum.grimoire.repair import RepairOutcome
 from sanctum.grimoire.spell import ACCESS_LEVELS, injected_parameters
 from sanctum.grimoire.tome import Tome
@@ -27,7 +28,7 @@ from sanctum.ritual.mandate import KeepingInterrupt, current_mandate
 
 __all__ = ["LOOP_KEY", "LOOP_STATE", "ApprovalPause", "LoopPolicy", "loop_policy"]
 
-LOOP_STATE = ("turns", "guard", "compaction")
+LOOP_STATE = ("turns", "guard", "compaction", "system_prompt")
 """The loop's own Conduits an agent Circle keeps across an approval pause."""
 LOOP_KEY = "loop"
 """The key of those counters in an outer ``approvals`` Conduit (no call key has no colon)."""
@@ -85,7 +86,8 @@ class ApprovalPause(KeepingInterrupt):
         self.pending = dict(pending)
         self.transcript = list(transcript)
         self.loop = dict(loop or {})
-        """The loop's counters at the pause (``turns``, ``guard``, ``compaction``)."""
+        """The loop's state at the pause (``turns``, ``guard``, ``compaction``, and the
+        frozen ``system_prompt`` of prompt layers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,8 +332,14 @@ async def final_answer(
     messages: list[Message],
     aether: Mapping[str, Any],
     writer: Writer,
+    *,
+    volatile: str = "",
 ) -> dict[str, Any]:
     """The ``final`` Sigil's work: one consultation without spells, a text answer.
+
+    ``messages`` is the request without its closing note (``list[Message]``, system
+    prompt first); ``volatile`` (a prompt layer rendered for this consultation) is
+    appended to the note as sent, never to the note stored.
 
     Raises:
         TurnBudgetExceeded: With ``on_budget="fail"`` when the budget (not a guard)
@@ -352,7 +360,7 @@ async def final_answer(
     text = ""
     usage: dict[str, Any] = {}
     for _attempt in range(2):
-        response = await voice.generate([*messages, note], None)
+        response = await voice.generate(attach_volatile([*messages, note], volatile), None)
         if response.spell_calls or "<spell_call>" in (response.text or ""):
             from sanctum.omens.events import SpellCallRejected
 

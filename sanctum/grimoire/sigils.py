@@ -10,12 +10,14 @@ library only.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from sanctum.errors import RecursionLimitError
 from sanctum.grimoire._agentry import LOOP_KEY, ApprovalPause
 from sanctum.grimoire.compaction import Compaction
 from sanctum.grimoire.guard import GuardLimits
+from sanctum.grimoire.prompt_layers import LayerText, PromptLayers
 from sanctum.grimoire.spell import Spell
 from sanctum.grimoire.summon import DEFAULT_ROLE, summon
 from sanctum.grimoire.tome import Tome
@@ -140,7 +142,7 @@ def agent_sigil(
     tome: Tome | None = None,
     *,
     name: str = "agent",
-    role: str = DEFAULT_ROLE,
+    role: str | PromptLayers = DEFAULT_ROLE,
     spell_calling: str = "native",
     spell_choice: str = "auto",
     max_repair_rounds: int = 2,
@@ -169,7 +171,11 @@ def agent_sigil(
         oracle: The voice the Entity consults.
         tome: The Spells it may cast.
         name: The Circle's name in echoed Omens.
-        role: The Entity's system prompt.
+        role: The Entity's system prompt: a str, or PromptLayers (see ``summon``)
+            whose ``context`` and ``volatile`` functions are given the OUTER Aether
+            (the one ``prompt`` is rendered from); ``context`` is rendered at the
+            loop's first consultation and frozen for the rest of this Sigil's run
+            (across an approval pause too).
         spell_calling: ``"native"``, ``"prompted"``, ``"auto"`` or ``"constrained"``
             (see ``summon``).
         spell_choice: ``"auto"`` or ``"required"`` with ``"constrained"`` (see
@@ -207,10 +213,11 @@ def agent_sigil(
 
     if spells is not None and tome is not None:
         tome = tome.only(spells)
+    outer: ContextVar[Mapping[str, Any]] = ContextVar(f"agent_{name}_aether")
     entity = summon(
         oracle,
         tome,
-        role,
+        _outer_layers(role, outer),
         spell_calling=spell_calling,
         spell_choice=spell_choice,
         max_repair_rounds=max_repair_rounds,
@@ -238,6 +245,7 @@ def agent_sigil(
             inner["approvals"] = approvals
             if kept and isinstance(counters, Mapping):  # the paused round goes on counting
                 inner.update(counters)
+        seen = outer.set(aether)
         try:
             written = await mounted(inner, writer)
         except RecursionLimitError as exc:
@@ -248,6 +256,8 @@ def agent_sigil(
             pending = {**pause.pending, LOOP_KEY: pause.loop} if pause.loop else pause.pending
             keep = {messages: pause.transcript[len(start) :], "approvals": pending}
             interrupt_keeping(pause.reason, keep)
+        finally:
+            outer.reset(seen)
         new_messages = list(written.get("messages", []))
         delta: dict[str, Any] = {messages: [*asked, *new_messages]}
         if approve and written.get("approvals"):
@@ -258,6 +268,21 @@ def agent_sigil(
         return delta
 
     return run_entity
+
+
+def _outer_layers(
+    role: str | PromptLayers, outer: ContextVar[Mapping[str, Any]]
+) -> str | PromptLayers:
+    """Layers whose functions read the outer Aether (set around the Circle's run)."""
+    if not isinstance(role, PromptLayers):
+        return role
+
+    def lifted(layer: LayerText | None) -> LayerText | None:
+        if not callable(layer):
+            return layer
+        return lambda inner: layer(outer.get(inner))
+
+    return PromptLayers(role.stable, lifted(role.context), lifted(role.volatile))
 
 
 def spell_sigil(

@@ -19,7 +19,9 @@ invalid arguments become correction messages back to the Oracle (SpellCallReject
 Omen). Consecutive correction-only rounds are bounded by ``max_repair_rounds``; past it
 the loop surrenders with SpellCallParseError. Spell execution failures stay
 conversational: they are injected as error messages and the loop survives. The loop
-ends when an answer carries no spell_calls.
+ends when an answer carries no spell_calls. With ``role=PromptLayers(...)`` the system
+prompt is assembled once and frozen in the ``system_prompt`` Conduit
+(:mod:`sanctum.grimoire.prompt_layers`), so every consultation starts with the same bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ from sanctum.errors import SpellCallParseError, SpellExecutionError
 from sanctum.grimoire import _agentry as agentry
 from sanctum.grimoire.compaction import Compaction, estimate_tokens
 from sanctum.grimoire.guard import GuardLimits
+from sanctum.grimoire.prompt_layers import (
+    SYSTEM_PROMPT,
+    PromptLayers,
+    attach_volatile,
+    frozen_prompt,
+    volatile_text,
+)
 from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
@@ -178,7 +187,7 @@ def _as_call(entry: Any) -> SpellCall:
 def summon(
     oracle: Oracle,
     tome: Tome | None = None,
-    role: str = DEFAULT_ROLE,
+    role: str | PromptLayers = DEFAULT_ROLE,
     *,
     spell_calling: str = "native",
     spell_choice: str = "auto",
@@ -203,7 +212,17 @@ def summon(
         oracle: The voice consulted each turn.
         tome: The Spells available to the Entity; ``None`` summons a spell-less
             conversationalist.
-        role: System prompt prepended (not stored in the Aether) on every consultation.
+        role: The system prompt, prepended (not stored in ``messages``) on every
+            consultation. A str is sent as written, ``messages[0] == {"role":
+            "system", "content": role}`` (the seed's shape, no new Conduit).
+            :class:`~sanctum.grimoire.prompt_layers.PromptLayers` assemble it once:
+            ``stable`` and the ``context`` rendered from the Aether at the first
+            consultation are frozen in the ``system_prompt`` Conduit (``str``), so
+            Seals carry the bytes and every later, resumed or time-travelled
+            consultation sends them unchanged, for the server's prefix cache; the
+            ``volatile`` layer is rendered at each consultation and appended to the
+            last message of the request only, never stored. No second system message
+            is ever sent.
         spell_calling: How Spell schemas reach the model — ``"native"`` (the Oracle's
             tool support; a call the server left in the answer's text is parsed too),
             ``"prompted"`` (wrap in PromptedSpellCalling: schemas in the system prompt,
@@ -248,7 +267,10 @@ def summon(
     Raises:
         ValueError: If ``spell_calling`` or ``spell_choice`` names an unknown strategy,
             ``max_repair_rounds`` is negative, or an agent option is out of range.
+        TypeError: If ``role`` is neither a str nor PromptLayers.
     """
+    if not isinstance(role, str | PromptLayers):
+        raise TypeError(f"role must be a str or PromptLayers, not {type(role).__name__}")
     voice = _wrap(oracle, spell_calling, spell_choice)
     policy = agentry.loop_policy(approve, guard, max_turns, on_budget)
     if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
@@ -263,16 +285,21 @@ def summon(
             return {}  # a round kept at an approval pause (in a Circle): cast it first
         seen = agentry.visible(tome)
         schemas = seen.schemas() if seen is not None and len(seen) else None
-        compacted: dict[str, Any] = {}
+        prompt, frozen = frozen_prompt(role, aether)
+        extra = volatile_text(role, aether)
+        compacted: dict[str, Any] = dict(frozen)
+
+        def request(view: Sequence[Message]) -> list[Message]:
+            return attach_volatile(_consultation(prompt, _as_sent(view, seen)), extra)
+
         if compact is None:
-            shown = _consultation(role, _as_sent(transcript, seen))
-            response = await voice.generate(shown, schemas)
+            response = await voice.generate(request(transcript), schemas)
         else:
-            fixed = estimate_tokens([{"content": role}]) + len(json.dumps(schemas or [])) // 4
+            fixed = estimate_tokens([{"content": prompt}]) + len(json.dumps(schemas or [])) // 4
             response, compacted["compaction"] = await compact.consult(
                 transcript,
                 aether.get("compaction") or {},
-                lambda view: voice.generate(_consultation(role, _as_sent(view, seen)), schemas),
+                lambda view: voice.generate(request(view), schemas),
                 fixed=fixed,
                 writer=writer,
             )
@@ -414,9 +441,16 @@ def summon(
 
     async def final(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = _as_sent(list(aether.get("messages") or []), tome)
-        return await agentry.final_answer(
-            policy, voice, _consultation(role, transcript), aether, writer
+        prompt, frozen = frozen_prompt(role, aether)
+        answer = await agentry.final_answer(
+            policy,
+            voice,
+            _consultation(prompt, transcript),
+            aether,
+            writer,
+            volatile=volatile_text(role, aether),
         )
+        return {**answer, **frozen}
 
     schema = AetherSchema(
         {
@@ -425,6 +459,7 @@ def summon(
             "rejected_calls": Conduit(type=list),
             **policy.conduits(),
             **({"compaction": Conduit(type=dict)} if compact is not None else {}),
+            **({SYSTEM_PROMPT: Conduit(type=str)} if isinstance(role, PromptLayers) else {}),
         }
     )
     ritual = Ritual(schema)
