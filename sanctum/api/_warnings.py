@@ -15,7 +15,8 @@ def validate_warnings(path: str | Path) -> list[FileProblem]:
     Each is a FileProblem whose message starts ``warning:``. Today: spells an agent
     may cast whose ``spell.json`` gives no access label (they count as ``write``), and
     floats of an ``inputs:``/``aether:`` default that drop digits as written (``3.10``
-    read as 3.1: a version meant as text; see ``LoadedFile.warnings``).
+    read as 3.1: a version meant as text; see ``LoadedFile.warnings``), and an agent
+    role's ``context`` layer that reads an input into the system prompt.
     Nothing is imported or run; a file that does not load gives none (its errors come
     from :func:`validate`).
 
@@ -26,11 +27,11 @@ def validate_warnings(path: str | Path) -> list[FileProblem]:
         The warnings in file order, each printable as ``path:line:column: warning: ...``.
     """
     from sanctum.ritualfile import load
-    from sanctum.ritualfile.kinds.agent import unlabeled_spells
+    from sanctum.ritualfile.kinds.agent import unlabeled_spells, untrusted_context
 
     try:
         ritual = load(Path(path))
     except (RitualFileError, OSError):
         return []
-    found = [*unlabeled_spells(ritual), *ritual.loaded.warnings()]
+    found = [*unlabeled_spells(ritual), *untrusted_context(ritual), *ritual.loaded.warnings()]
     return sorted(found, key=lambda warning: (warning.line, warning.column))

@@ -12,10 +12,14 @@ from sanctum.ritualfile._suggest import did_you_mean
 from sanctum.ritualfile.kinds.base import SigilKind, placeholder, register
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from sanctum.errors import FileProblem
     from sanctum.ritualfile._builder import Builder
     from sanctum.ritualfile.checks import Checker
+    from sanctum.ritualfile.diagnostics import Problems
     from sanctum.ritualfile.file import RitualFile
+    from sanctum.ritualfile.loader import YamlPath
 
 __all__ = [
     "AgentKind",
@@ -24,7 +28,10 @@ __all__ = [
     "CompactOptions",
     "GuardCounts",
     "GuardOptions",
+    "RoleFile",
+    "RoleLayers",
     "unlabeled_spells",
+    "untrusted_context",
 ]
 
 
@@ -78,12 +85,45 @@ class CompactOptions(Strict):
     max_output: int = Field(512, ge=1, description="Tokens kept free for the answer.")
 
 
+class RoleFile(Strict):
+    """Text read from a file of the project (UTF-8), such as a persona in SOUL.md."""
+
+    file: str = Field(
+        description="Path of the file, relative to the ritual file and inside the project "
+        "folder, e.g. SOUL.md."
+    )
+
+
+class RoleLayers(Strict):
+    """The system prompt in layers, assembled once per run so a server's prefix cache holds."""
+
+    stable: str | RoleFile = Field(
+        "",
+        description="The persona and rules, sent unchanged on every consultation: text, or "
+        "{file: SOUL.md}.",
+    )
+    context: Template | None = Field(
+        None,
+        description="A template rendered once, at the agent's first consultation, then "
+        "frozen with `stable` for the rest of the run.",
+    )
+    volatile: Template | None = Field(
+        None,
+        description="A template rendered at each consultation and appended to the last "
+        "message sent only; never stored.",
+    )
+
+
 class AgentOptions(Strict):
     """An Entity — a summon() ReAct loop of an oracle and a tome of spells."""
 
     oracle: str = Field(description="Name of an oracle under `oracles:`.")
     tome: str | None = Field(None, description="Name of a tome under `tomes:`.")
-    role: str | None = Field(None, description="System prompt of the Entity.")
+    role: str | RoleLayers | None = Field(
+        None,
+        description="System prompt of the Entity: text, or layers {stable, context, "
+        "volatile} assembled once so a server's prefix cache keeps working.",
+    )
     spell_calling: Literal["native", "prompted", "auto", "constrained"] = Field(
         "native", description="How spells reach the model."
     )
@@ -185,6 +225,15 @@ class AgentKind(SigilKind):
             checker.conduit(self.path(name, "output"), sigil.output, name)
         if sigil.prompt is not None:
             checker.template(self.path(name, "prompt"), sigil.prompt, name, known)
+        if isinstance(agent.role, RoleLayers):
+            at = self.path(name, "agent", "role")
+            if isinstance(agent.role.stable, RoleFile):
+                stable = agent.role.stable.file
+                _role_file(checker.problems, checker.folder, checker.root, at, name, stable)
+            for layer in ("context", "volatile"):
+                source = getattr(agent.role, layer)
+                if source is not None:
+                    checker.template((*at, layer), source, name, known)
 
     def compile(self, builder: Builder, name: str, sigil: Any) -> Callable[..., Any]:
         agent = sigil.agent
@@ -211,14 +260,15 @@ class AgentKind(SigilKind):
                 )
                 return placeholder
         compact = _compaction(builder, name, agent)
-        if compact is False:
+        role = _role(builder, name, agent.role, DEFAULT_ROLE)
+        if compact is False or role is None:
             return placeholder
 
         return agent_sigil(
             oracle,
             tome,
             name=name,
-            role=agent.role if agent.role is not None else DEFAULT_ROLE,
+            role=role,
             spell_calling=agent.spell_calling,
             max_repair_rounds=agent.max_repair_rounds,
             recursion_limit=agent.recursion_limit,
@@ -302,6 +352,55 @@ def unlabeled_spells(ritual: RitualFile) -> list[FileProblem]:
     return warnings
 
 
+def untrusted_context(ritual: RitualFile) -> list[FileProblem]:
+    """Warnings: an agent's ``role: {context: ...}`` that reads an input of the file.
+
+    The ``context`` layer is frozen into the system prompt, which a model trusts more
+    than the conversation; an input is text the caller supplies, so reading it there
+    lets the caller write the agent's rules. ``sanctum validate`` says so at the
+    template (a warning: a trusted caller may mean it). Nothing is imported or run.
+
+    Args:
+        ritual: The loaded ritual file.
+
+    Returns:
+        One FileProblem per such template, its message starting ``warning:``.
+    """
+    inputs = set(ritual.spec.inputs)
+    found: list[FileProblem] = []
+    for name, sigil in ritual.spec.sigils.items():
+        role = sigil.agent.role if isinstance(sigil, AgentSigil) else None
+        if not isinstance(role, RoleLayers) or role.context is None or not inputs:
+            continue
+        read = sorted(_names_read(role.context) & inputs)
+        if read:
+            from sanctum.errors import FileProblem
+
+            line, column = ritual.position(("sigils", name, "agent", "role", "context"))
+            listed = ", ".join(repr(n) for n in read)
+            found.append(
+                FileProblem(
+                    str(ritual.path),
+                    line,
+                    column,
+                    f"warning: sigil {name!r}: the role's context reads input {listed}, text "
+                    "the caller supplies, into the system prompt; move it to `prompt:` or "
+                    "`volatile:` unless every caller is trusted",
+                )
+            )
+    return found
+
+
+def _names_read(source: str) -> set[str]:
+    """The names a template reads (none when it does not parse: check() reports that)."""
+    from jinja2 import Environment, TemplateError, meta
+
+    try:
+        return set(meta.find_undeclared_variables(Environment().parse(source)))
+    except TemplateError:
+        return set()
+
+
 def _check_guard(checker: Checker, path: Any, name: str, guard: GuardOptions) -> None:
     """Refuse a loop guard that would stop a loop before it warns the model."""
     from sanctum.grimoire.guard import GuardLimits
@@ -320,6 +419,66 @@ def _check_guard(checker: Checker, path: Any, name: str, guard: GuardOptions) ->
                 f"{'' if stopped else ' (the default)'}; the warning must come first: "
                 f"set warn.{counter} to {stop} or less, or stop.{counter} to {warn} or more",
             )
+
+
+def _role_file(
+    problems: Problems, folder: Path, root: Path, path: YamlPath, name: str, written: str
+) -> str | None:
+    """The text of a role's ``stable: {file: ...}``, or None (the problem recorded at it).
+
+    The file must lie inside the project folder ``root`` (as tome folders must).
+    """
+    where = (*path, "stable", "file")
+    found = (folder / written).resolve()
+    if found != root and not found.is_relative_to(root):
+        problems.add(
+            where,
+            f"sigil {name!r}: role file {written!r} resolves to {found}, outside the project "
+            f"folder {root}; move it inside, or declare a wider folder with `project:`",
+        )
+        return None
+    try:
+        return found.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.add(
+            where,
+            f"sigil {name!r}: role file {written!r} does not exist ({found}); create it, "
+            "or write `stable:` as text",
+        )
+    except UnicodeDecodeError:
+        problems.add(where, f"sigil {name!r}: role file {written!r} is not UTF-8 text ({found})")
+    except OSError as exc:
+        problems.add(
+            where, f"sigil {name!r}: cannot read role file {written!r}: {exc.strerror or exc}"
+        )
+    return None
+
+
+def _role(builder: Builder, name: str, role: str | RoleLayers | None, default: str) -> Any:
+    """The agent's ``role``: a str, PromptLayers, or None when its file cannot be read.
+
+    ``context`` and ``volatile`` are templates rendered like ``prompt:`` (the same
+    sandbox and names: the Aether of the run, with the file's defaults).
+    """
+    if role is None or isinstance(role, str):
+        return default if role is None else role
+    from sanctum.grimoire.prompt_layers import PromptLayers
+
+    at = ("sigils", name, "agent", "role")
+    stable = role.stable
+    if isinstance(stable, RoleFile):
+        read = _role_file(
+            builder.problems, builder.folder, builder.source.root, at, name, stable.file
+        )
+        if read is None:
+            return None
+        stable = read
+    layers = {
+        layer: builder.text(source, name, f"agent.role.{layer}")
+        for layer in ("context", "volatile")
+        if (source := getattr(role, layer)) is not None
+    }
+    return PromptLayers(stable, **layers)
 
 
 def _compaction(builder: Builder, name: str, agent: AgentOptions) -> Any:
