@@ -35,6 +35,7 @@ from sanctum.ritualfile.resolve import (
     build_oracle,
     confine,
     import_callable,
+    limited_oracle,
     scripted_oracle,
 )
 from sanctum.wards.base import Ward
@@ -183,12 +184,12 @@ class Builder:
             return self.overrides[name]
         spec: OracleSpec = self.spec.oracles[name]
         if isinstance(spec, ScriptedOracleSpec) and isinstance(spec.responses, dict):
-            return scripted_oracle(spec, sigil)
+            return limited_oracle(scripted_oracle(spec, sigil), spec)
         if name not in self._oracles:
             if not self.resolve and not isinstance(spec, ScriptedOracleSpec):
                 return None
             try:
-                self._oracles[name] = build_oracle(spec, self.folder)
+                self._oracles[name] = limited_oracle(build_oracle(spec, self.folder), spec)
                 self.owned.append(self._oracles[name])
             except ResolveError as exc:
                 self.problems.add(("oracles", name), f"oracle {name!r}: {exc}", key=True)

@@ -217,6 +217,20 @@ class ServedOracle(Strict):
         description="The model's context window in tokens (num_ctx / n_ctx), for agent "
         "compaction; learnt from the server's overflow error when absent.",
     )
+    max_concurrency: int | None = Field(
+        None,
+        ge=1,
+        description="Calls in flight at once to this endpoint (provider, base_url and "
+        "model) from one process, shared by every invocation the process runs (a "
+        "worker's --concurrency, a `run --inputs` batch). Unbounded when absent.",
+    )
+    max_concurrency_global: int | None = Field(
+        None,
+        ge=1,
+        description="Calls in flight at once to this endpoint from every `sanctum "
+        "worker` (and `run --inputs`) sharing a PostgreSQL codex, held as PostgreSQL "
+        "advisory-lock slots; elsewhere it bounds the one process, with a warning.",
+    )
 
 
 class ScriptedOracleSpec(ServedOracle):

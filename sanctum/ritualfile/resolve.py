@@ -43,6 +43,7 @@ __all__ = [
     "build_ward",
     "confine",
     "import_callable",
+    "limited_oracle",
     "missing_module",
     "open_codex_url",
     "project_root",
@@ -359,6 +360,21 @@ def build_oracle(spec: Any, folder: Path) -> Oracle:
             **timeout,
         )
     raise ResolveError(f"unknown oracle provider {getattr(spec, 'provider', spec)!r}")
+
+
+def limited_oracle(oracle: Oracle, spec: Any) -> Oracle:
+    """``oracle`` bounded as its entry's ``max_concurrency`` keys say (itself without).
+
+    See :mod:`sanctum.oracle.limits`: the bound is per endpoint (provider, base URL,
+    model), shared with every other Oracle of that endpoint in the process.
+    """
+    local = getattr(spec, "max_concurrency", None)
+    total = getattr(spec, "max_concurrency_global", None)
+    if local is None and total is None:
+        return oracle
+    from sanctum.oracle.limits import limited
+
+    return limited(oracle, max_concurrency=local, max_concurrency_global=total)
 
 
 def _llamacpp(spec: LlamaCppOracleSpec, folder: Path) -> Oracle:
