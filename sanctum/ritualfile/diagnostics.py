@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from sanctum.errors import FileProblem, RitualFileError
+from sanctum.ritualfile._homes import where_it_belongs
 from sanctum.ritualfile._suggest import did_you_mean, suggest
 from sanctum.ritualfile.env import scrub
 from sanctum.ritualfile.kinds.base import key_owners, kind_keys, kind_named, registered, sigil_keys
@@ -47,8 +48,42 @@ def suggest_field(model: Any, key: str, value: Any) -> str | None:
     return suggest(key, fitting) or suggest(key, fields)
 
 
-_SYNONYMS = {"if": "when", "condition": "when", "goto": "to", "target": "to"}
-"""Words from other tools that mean a key of this format (a route's ``if:``)."""
+_SYNONYMS = {
+    "if": "when",
+    "condition": "when",
+    "goto": "to",
+    "target": "to",
+    # an oracle's address and model, as other clients and SDKs name them
+    **dict.fromkeys(
+        ("url", "endpoint", "api_base", "api_url", "base", "baseurl", "host", "server"),
+        "base_url",
+    ),
+    **dict.fromkeys(("model_name", "model_id", "modelname"), "model"),
+    **dict.fromkeys(("apikey", "api-key", "token", "api_token", "key"), "api_key"),
+    **dict.fromkeys(("request_timeout", "timeout_seconds"), "timeout"),
+    **dict.fromkeys(("context_length", "context_size", "max_context"), "context_window"),
+}
+"""Words from other tools that mean a key of this format (a route's ``if:``, an oracle's
+``url:``); each is suggested only where the key it means is allowed."""
+
+_OPTION_WORDS = frozenset(
+    (
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "max_tokens",
+        "num_predict",
+        "num_ctx",
+        "n_ctx",
+        "seed",
+        "stop",
+        "repeat_penalty",
+        "presence_penalty",
+        "frequency_penalty",
+    )
+)
+"""Sampling and model options, written under an oracle's ``options:``, not beside it."""
 
 
 def field_accepts(model: type[BaseModel], key: str, value: Any) -> bool:
@@ -207,10 +242,15 @@ class Problems:
                 self.add(path, f"unknown key {key!r}{where}{hint}", key=True)
                 return
             best = suggest_field(model, key, value) if allowed else None
+            if best:
+                hint = f"; did you mean {best!r}?"
+            elif key in _OPTION_WORDS and "options" in allowed:
+                hint = f"; `{key}` is a model option: write it under `options:`"
+            else:
+                hint = where_it_belongs(key)
             self.add(
                 path,
-                f"unknown key {key!r}{where}"
-                + (f"; did you mean {best!r}?" if best else "")
+                f"unknown key {key!r}{where}{hint}"
                 + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else ""),
                 key=True,
             )
@@ -218,6 +258,8 @@ class Problems:
         if kind == "missing":
             name = tail or str(path[-1] if path else "")
             parent = path[:-1]
+            if self._misspelt_beside(parent, model, name):
+                return  # the unknown key's own line suggests this one
             self.add(parent, f"missing required key {name!r}{_where(parent)}", key=True)
             return
         if kind in ("literal_error", "union_tag_invalid"):
@@ -236,6 +278,28 @@ class Problems:
             self.add(path, f"{_label(path)} {error}")
             return
         self.add(path, _type_message(path, [item], self.loaded))
+
+    def _misspelt_beside(self, parent: YamlPath, model: Any, name: str) -> bool:
+        """Whether the mapping at ``parent`` holds an unknown key that means ``name``.
+
+        Then ``url:`` written for ``base_url:`` is one problem (the unknown key, with its
+        did-you-mean), not two.
+        """
+        value: Any = self.loaded.data
+        for step in parent:
+            try:
+                value = value[step]
+            except (KeyError, IndexError, TypeError):
+                return False
+        if not isinstance(value, dict):
+            return False
+        fields = set(_fields_of(model))
+        return any(
+            isinstance(key, str)
+            and key not in fields
+            and suggest_field(model, key, written) == name
+            for key, written in value.items()
+        )
 
 
 def _tag_values() -> dict[str, tuple[str, ...]]:
@@ -257,7 +321,7 @@ def _sigil_key_hint(key: str, model: type[BaseModel], value: Any) -> str:
         whose = [best] if best in kind_keys() else key_owners(best)
         hint = f"; did you mean {best!r}? (it belongs to {' and '.join(whose)} sigils)"
     else:
-        hint = ""
+        hint = where_it_belongs(key)
     if model is kind_named("pass").model:
         return (
             f"{hint} (allowed: {', '.join(sorted(allowed))}, or one kind key: "
