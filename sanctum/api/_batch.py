@@ -156,7 +156,11 @@ def run_batch(
     """Run one invocation per input mapping, at most ``concurrency`` at once.
 
     Every input is bound (checked against the ritual's ``inputs:``) before the first
-    invocation starts; all that do not fit are reported together.
+    invocation starts; all that do not fit are reported together. An oracle's
+    ``max_concurrency`` bounds the calls every invocation makes to its endpoint
+    together; ``max_concurrency_global`` takes PostgreSQL advisory-lock slots when the
+    codex is a PostgreSQL URL (shared with the workers on it), else it bounds this
+    process and warns once.
 
     Args:
         ritual: The ritual file (YAML).
@@ -189,6 +193,7 @@ async def _run_batch(
 ) -> list[BatchOutcome]:
     from sanctum.api._stores import open_store
     from sanctum.errors import Interrupt, SanctumError
+    from sanctum.oracle.limits import shared_slots
     from sanctum.ritualfile import load
 
     file = load(ritual)
@@ -196,6 +201,7 @@ async def _run_batch(
     store = open_store(codex, fallback=file.codex)
     gate = asyncio.Semaphore(concurrency)
     secrets = file.secrets | store.secrets
+    slots = _endpoint_slots(codex if codex is not None else file.codex)
     try:
 
         async def one(values: dict[str, Any]) -> BatchOutcome:
@@ -212,9 +218,23 @@ async def _run_batch(
                     await rite.aclose()
             return BatchOutcome(ident, "done")
 
-        return list(await asyncio.gather(*(one(values) for values in bound)))
+        with shared_slots(slots):  # every invocation's Oracles share the endpoint limits
+            return list(await asyncio.gather(*(one(values) for values in bound)))
     finally:
+        if slots is not None:
+            await slots.aclose()
         await store.close()
+
+
+def _endpoint_slots(codex: object) -> Any:
+    """PostgreSQL advisory-lock slots for ``max_concurrency_global`` when ``codex`` is
+    a PostgreSQL URL (shared with the workers and batches of that database), else None
+    (the bound then holds in this process, with a warning)."""
+    if isinstance(codex, str) and codex.startswith(("postgresql://", "postgres://")):
+        from sanctum.queue import PostgresSlots
+
+        return PostgresSlots(codex)
+    return None
 
 
 def _bind_all(file: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

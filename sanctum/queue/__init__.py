@@ -8,6 +8,7 @@ and ``retry=0``; a worker claims the Invocation by bumping its lease epoch in th
 (:meth:`~sanctum.codex.postgres.PostgresCodex.lease`), so a worker that froze while
 another took over meets :class:`~sanctum.errors.LeaseLost` at its next Seal write. Every
 worker also sweeps the jobs of dead workers back into the queue (see :func:`run_worker`).
+:class:`PostgresSlots` holds the slots of Oracles' ``max_concurrency_global``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from sanctum.queue._jobs import (
     list_jobs,
     submit,
 )
+from sanctum.queue._slots import PostgresSlots
 from sanctum.queue._worker import run_worker
 
 __all__ = [
+    "PostgresSlots",
     "QueuedJob",
     "Resumed",
     "WorkerTimings",

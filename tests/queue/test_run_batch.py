@@ -10,6 +10,8 @@ import pytest
 
 from tests.cli.helpers import invoke
 from tests.conftest import REPO_ROOT
+from tests.oracle.counting import InFlight
+from tests.oracle.servers import ModelServer
 
 HELLO = REPO_ROOT / "rituals" / "hello.yaml"
 TEN = Path(__file__).with_name("ten.yaml")
@@ -62,3 +64,51 @@ def test_run_batch_refuses_a_concurrency_below_one() -> None:
 
     with pytest.raises(ValueError, match="at least 1"):
         api.run_batch(HELLO, [{}], concurrency=0)
+
+
+GLOBAL = """\
+sanctum: 1
+name: one-gpu
+inputs:
+  q: {{type: string}}
+aether:
+  a: {{}}
+oracles:
+  gpu: {{provider: openai, base_url: "{url}/v1", model: m, max_concurrency_global: 1}}
+entry: ask
+sigils:
+  ask: {{oracle: gpu, prompt: "{{{{ q }}}}", output: a, next: END}}
+"""
+
+
+@pytest.mark.postgres
+def test_a_batch_on_a_postgresql_codex_holds_the_global_slots(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    """No warning (the suite makes one an error): the batch took advisory-lock slots."""
+    from sanctum import api
+    from tests.queue.harness import fresh_database
+
+    counter = InFlight(crowd=2, hold=0.2)
+    server.respond = counter
+    ritual = tmp_path / "one.yaml"
+    ritual.write_text(GLOBAL.format(url=server.url), encoding="utf-8")
+    with fresh_database() as url:
+        outcomes = api.run_batch(ritual, [{"q": str(n)} for n in range(4)], codex=url)
+    assert [one.status for one in outcomes] == ["done"] * 4
+    assert counter.most == 1
+
+
+def test_a_global_bound_without_postgresql_warns_and_bounds_the_batch(
+    server: ModelServer, tmp_path: Path
+) -> None:
+    from sanctum import api
+
+    counter = InFlight(crowd=2, hold=0.2)
+    server.respond = counter
+    ritual = tmp_path / "one.yaml"
+    ritual.write_text(GLOBAL.format(url=server.url), encoding="utf-8")
+    with pytest.warns(RuntimeWarning, match="bounds this process only"):
+        outcomes = api.run_batch(ritual, [{"q": str(n)} for n in range(4)], codex="memory:")
+    assert [one.status for one in outcomes] == ["done"] * 4
+    assert counter.most == 1
