@@ -23,8 +23,19 @@ def submit(
     *,
     codex: str,
     queue: str = "sanctum",
+    parts_from_worker: bool = False,
 ) -> list[str]:
     """Store the ritual in the Codex and queue one Invocation per input mapping.
+
+    Args:
+        ritual: The ritual file (YAML).
+        inputs: One mapping of input values per Invocation.
+        codex: The PostgreSQL URL of the Codex.
+        queue: The queue name.
+        parts_from_worker: The ritual's parts (Python modules, spell folders, circle
+            files) come from each worker's ``project_dir`` checkout; the jobs record
+            their sha256 (``{project path: "sha256:<hex>"}``) and a worker refuses a
+            job whose files differ.
 
     Returns:
         The invocation ids, in input order.
@@ -32,14 +43,17 @@ def submit(
     Raises:
         RitualFileError: If the ritual file is missing or malformed.
         RitualInputError: If an input does not fit (nothing is queued).
-        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, or the
+        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, the
             ritual needs files beside it a worker would not have (Python modules,
-            spell folders, circle files).
+            spell folders, circle files) and ``parts_from_worker`` is False, or a
+            part lies outside the ritual's project folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import submit as queue_submit
 
-    return asyncio.run(queue_submit(ritual, inputs, codex=codex, queue=queue))
+    return asyncio.run(
+        queue_submit(ritual, inputs, codex=codex, queue=queue, parts_from_worker=parts_from_worker)
+    )
 
 
 def work(
@@ -50,6 +64,7 @@ def work(
     name: str | None = None,
     timings: tuple[float, float, float, float] | None = None,
     log: TextIO | None = None,
+    project_dir: str | Path | None = None,
 ) -> None:
     """Run queued segments until interrupted (SIGINT or SIGTERM end it cleanly).
 
@@ -62,9 +77,16 @@ def work(
             ``(10, 60, 10, 5)`` when None.
         log: Where the one-line-per-segment log goes (stderr when None); a failed
             segment is one line ending ``error=<first line of the error>``.
+        project_dir: The project's folder on this machine, for rituals submitted with
+            ``parts_from_worker`` (their files are taken from it once their sha256
+            match; a job is refused with one line when one does not).
+
+    Oracles' ``max_concurrency`` bounds calls per endpoint in this worker;
+    ``max_concurrency_global`` across every worker of the Codex (advisory locks).
 
     Raises:
-        SealError: If the queue extra is missing or ``codex`` is not PostgreSQL.
+        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, or
+            ``project_dir`` is not a folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import WorkerTimings, run_worker
@@ -72,7 +94,13 @@ def work(
     chosen = WorkerTimings(*timings) if timings is not None else WorkerTimings()
     asyncio.run(
         run_worker(
-            codex, queues=queues, concurrency=concurrency, name=name, timings=chosen, log=log
+            codex,
+            queues=queues,
+            concurrency=concurrency,
+            name=name,
+            timings=chosen,
+            log=log,
+            project_dir=Path(project_dir) if project_dir is not None else None,
         )
     )
 

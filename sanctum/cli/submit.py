@@ -74,6 +74,14 @@ def submit(
     queue: Annotated[
         str, typer.Option("--queue", "-q", metavar="NAME", help="The queue to put them in.")
     ] = "sanctum",
+    parts_from_worker: Annotated[
+        bool,
+        typer.Option(
+            "--parts-from-worker",
+            help="Workers take the ritual's Python modules, spell folders and circle files "
+            "from their --project-dir checkout (their sha256 are recorded and checked).",
+        ),
+    ] = False,
 ) -> None:
     """Store the ritual in the Codex and queue invocations; prints one id per line."""
     from sanctum import api
@@ -83,7 +91,10 @@ def submit(
         given = read_batch(batch)
     else:
         given = [dict(parse_input_pairs(inputs or [], option="--input"))]
-    for ident in api.submit(ritual, given, codex=codex, queue=queue):
+    queued = api.submit(
+        ritual, given, codex=codex, queue=queue, parts_from_worker=parts_from_worker
+    )
+    for ident in queued:
         typer.echo(ident)
 
 
@@ -96,6 +107,7 @@ SUBMIT_EPILOG = f"""\
 Examples:
   sanctum submit rituals/triage.yaml --input ticket="Where is my order?" --codex $URL
   sanctum submit rituals/triage.yaml --inputs tickets.jsonl --queue gpu-box-3 --codex $URL
+  sanctum submit rituals/triage.yaml --inputs tickets.jsonl --parts-from-worker --codex $URL
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum submit --help`` epilog."""

@@ -47,6 +47,15 @@ def worker(
         float,
         typer.Option("--poll", metavar="SECONDS", help="Between fetches when nothing was heard."),
     ] = 5.0,
+    project_dir: Annotated[
+        str | None,
+        typer.Option(
+            "--project-dir",
+            metavar="DIR",
+            help="The project checked out here: rituals submitted with --parts-from-worker "
+            "run their files from it, once their sha256 match.",
+        ),
+    ] = None,
 ) -> None:
     """Run queued invocations until stopped (Ctrl-C or SIGTERM); one line per segment."""
     from sanctum import api
@@ -57,6 +66,7 @@ def worker(
         concurrency=concurrency,
         name=name,
         timings=(heartbeat, stale, sweep, poll),
+        project_dir=project_dir,
     )
 
 
@@ -69,6 +79,7 @@ WORKER_EPILOG = f"""\
 Examples:
   sanctum worker --codex postgresql://sanctum@db/sanctum
   sanctum worker --codex postgresql://sanctum@db/sanctum --queue gpu-box-3 --concurrency 8
+  sanctum worker --codex postgresql://sanctum@db/sanctum --project-dir ~/src/our-rituals
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum worker --help`` epilog."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sanctum.errors import SealError
+from sanctum.errors import RitualFileError, SealError
 from sanctum.queue._app import (
     SEGMENT_TASK,
     check_codex,
@@ -19,6 +19,7 @@ from sanctum.queue._app import (
     materialise,
     open_app,
 )
+from sanctum.queue._project import PROJECT_KEY
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -102,7 +103,8 @@ def refuse_uncarried(file: Any) -> None:
         raise SealError(
             f"cannot submit {file.path.name}: it needs {' and '.join(needs)}, and a queue "
             "carries only the YAML to the workers; install that code as a package the "
-            "workers import (see docs/scale-out.md), or run it with `sanctum run`"
+            "workers import, or submit with --parts-from-worker to workers started with "
+            "--project-dir (see docs/scale-out.md), or run it with `sanctum run`"
         )
 
 
@@ -112,6 +114,7 @@ async def submit(
     *,
     codex: str,
     queue: str = DEFAULT_QUEUE,
+    parts_from_worker: bool = False,
 ) -> list[str]:
     """Store the ritual in the Codex and defer one start segment per input.
 
@@ -123,6 +126,10 @@ async def submit(
         inputs: One mapping of input values per Invocation.
         codex: The PostgreSQL URL of the Codex (the queue lives in its database).
         queue: The queue name (workers choose theirs with ``--queue``).
+        parts_from_worker: Let the workers take the ritual's parts (Python modules,
+            spell folders, circle files) from their ``--project-dir`` checkout: each
+            job records the ritual's project path and every part's sha256, which a
+            worker checks before it runs the job (see ``sanctum.queue._project``).
 
     Returns:
         The new invocation ids, in input order.
@@ -131,14 +138,20 @@ async def submit(
         RitualFileError: If the ritual file is missing or malformed.
         RitualInputError: If an input does not fit the ritual.
         SealError: If ``codex`` is not PostgreSQL, the ritual needs files a worker would
-            not have (see :func:`refuse_uncarried`), or procrastinate is missing.
+            not have (see :func:`refuse_uncarried`) and ``parts_from_worker`` is False,
+            a part lies outside the project folder, or procrastinate is missing.
         CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue._app import store_source
+    from sanctum.queue._project import manifest
     from sanctum.ritualfile import load
 
     file = load(ritual)
-    refuse_uncarried(file)
+    extra: dict[str, Any] = {}
+    if parts_from_worker:
+        extra["project"] = manifest(file)
+    else:
+        refuse_uncarried(file)
     bound = [file.bind_inputs(dict(given)) for given in inputs]
     await check_codex(codex)
     source = file.path.read_text(encoding="utf-8")
@@ -149,7 +162,7 @@ async def submit(
         ids = [uuid.uuid4().hex for _ in bound]
         origin = {"ritual": str(file.path.resolve()), "queue": queue}  # Seals' "queued"
         for ident, values in zip(ids, bound, strict=True):
-            args = {"kind": "start", "inputs": values, "origin": origin}
+            args = {"kind": "start", "inputs": values, "origin": origin, **extra}
             await _defer(app, ident, queue, args, file.digest)
         return ids
     finally:
@@ -222,10 +235,19 @@ async def enqueue_resume(
     await open_app(app, codex)
     try:
         name, source = await fetch_source(app, digest)
+        project = head.metadata.get(PROJECT_KEY)
+        args: dict[str, Any] = {"kind": "resume", "token": token or uuid.uuid4().hex}
         with tempfile.TemporaryDirectory(prefix="sanctum-resume-") as private:
             path = materialise(name, source, Path(private))
-            bound = load(path).bind_updates(dict(updates or {}))
-        args = {"kind": "resume", "updates": bound, "token": token or uuid.uuid4().hex}
+            try:
+                args["updates"] = load(path).bind_updates(dict(updates or {}))
+            except RitualFileError:
+                if not isinstance(project, Mapping):
+                    raise
+                # Its circle files are in the workers' checkout only: the worker binds.
+                args.update(updates=dict(updates or {}), bind=True)
+        if isinstance(project, Mapping):  # run from the same checked files again
+            args["project"] = dict(project)
         try:
             job_id = await _defer(app, invocation_id, queue, args, digest)
         except procrastinate.AlreadyEnqueued:

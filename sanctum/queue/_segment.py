@@ -6,6 +6,8 @@ job whose token a Seal of the history already records resumes without its update
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import Any
 from sanctum.codex.claims import FAILURE_KEY
 from sanctum.codex.frontier import END_NAME
 from sanctum.errors import Interrupt, LeaseLost, SealError
+from sanctum.queue._project import PROJECT_KEY
 
 __all__ = ["QUEUED_KEY", "TOKEN_KEY", "Outcome", "run_segment"]
 
@@ -85,8 +88,11 @@ async def run_segment(
         before = await _count(codex, inv)
         state = _state(head)
         call: dict[str, Any] | None = None
-        file = _loaded(ritual_path, load)
+        project = args.get("project")
+        file = _loaded(ritual_path, load, project)
         metadata = dict(file.metadata)
+        if isinstance(project, Mapping):  # the checked files it runs, on every Seal
+            metadata[PROJECT_KEY] = dict(project)
         origin = args.get("origin") or (head.metadata.get(QUEUED_KEY) if head else None)
         if isinstance(origin, Mapping):  # where it was submitted from, on every Seal
             metadata[QUEUED_KEY] = dict(origin)
@@ -95,7 +101,8 @@ async def run_segment(
         elif args.get("kind") == "resume" and state in ("paused", "incomplete", "failed"):
             token = str(args.get("token") or "")
             if token and not await _token_applied(codex, inv, token):
-                call = {"updates": dict(args.get("updates") or {})}
+                updates = dict(args.get("updates") or {})
+                call = {"updates": file.bind_updates(updates) if args.get("bind") else updates}
                 metadata[TOKEN_KEY] = token
             elif state != "paused":
                 call = {}
@@ -112,6 +119,9 @@ async def run_segment(
                 outcome = "done"
             except Interrupt:
                 outcome = "paused"
+            finally:
+                with contextlib.suppress(Exception):  # the Oracles' connections it built
+                    await rite.aclose()
     except LeaseLost:
         outcome = "lease-lost"
     except SealError:
@@ -125,15 +135,20 @@ async def run_segment(
     return Outcome(inv, outcome, epoch, seals, time.monotonic() - began)
 
 
-_FILES: dict[Path, Any] = {}
-"""Ritual files loaded by this process, by path (stored rituals never change)."""
+_FILES: dict[tuple[Path, str], Any] = {}
+"""Ritual files loaded by this process, by path and version (a stored ritual's path
+holds its digest; a project's file is versioned by the manifest it was checked by)."""
 
 
-def _loaded(path: Path, load: Any) -> Any:
-    """``load(path)``, once per path: parsing YAML blocks the loop (and the heartbeat)."""
-    if path not in _FILES:
-        _FILES[path] = load(path)
-    return _FILES[path]
+def _loaded(path: Path, load: Any, project: Any = None) -> Any:
+    """``load(path)``, once per path and version: parsing YAML blocks the loop (and
+    the heartbeat)."""
+    version = ""
+    if isinstance(project, Mapping):
+        version = json.dumps(project.get("files"), sort_keys=True, default=str)
+    if (path, version) not in _FILES:
+        _FILES[path, version] = load(path)
+    return _FILES[path, version]
 
 
 async def _count(codex: Any, invocation_id: str) -> int:

@@ -32,6 +32,7 @@ from sanctum.queue._app import (
     record_failure,
 )
 from sanctum.queue._jobs import WorkerTimings
+from sanctum.queue._project import Checkout
 from sanctum.queue._segment import Outcome, run_segment
 
 __all__ = ["SegmentFailed", "run_worker", "sweep", "worker_name"]
@@ -125,8 +126,13 @@ async def run_worker(
     timings: WorkerTimings | None = None,
     cache: Path | None = None,
     log: Any = None,
+    project_dir: Path | None = None,
 ) -> None:
     """Run segment jobs from the queue until cancelled (SIGINT/SIGTERM end it cleanly).
+
+    Oracles with ``max_concurrency_global`` share PostgreSQL advisory-lock slots of the
+    Codex's database with every other worker (one extra connection, opened on the first
+    such call); ``max_concurrency`` bounds each endpoint within this process.
 
     Args:
         codex: The PostgreSQL URL of the Codex (the queue lives in its database).
@@ -137,10 +143,13 @@ async def run_worker(
         cache: A folder of this user's, mode 0700, for the stored ritual files (a
             fresh private one, removed at the end, when None).
         log: A text stream for one line per segment (stderr when None).
+        project_dir: The project's folder, checked out on this machine: jobs submitted
+            with ``parts_from_worker`` run the ritual file and parts found there, once
+            their digests match (a job is refused, one line, when one does not).
 
     Raises:
-        SealError: If procrastinate is missing, ``codex`` is not PostgreSQL, or
-            ``cache`` is not private.
+        SealError: If procrastinate is missing, ``codex`` is not PostgreSQL,
+            ``cache`` is not private, or ``project_dir`` is not a folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
 
@@ -148,9 +157,10 @@ async def run_worker(
     me = name or worker_name()
     out = log or sys.stderr
     await check_codex(codex)
+    checkout = Checkout(project_dir)
     folder = private_folder(cache)
     try:
-        await _serve(codex, queues, concurrency, name, me, timings, folder, out)
+        await _serve(codex, queues, concurrency, name, me, timings, folder, out, checkout)
     finally:
         if cache is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -165,8 +175,11 @@ async def _serve(
     timings: WorkerTimings,
     folder: Path,
     out: Any,
+    checkout: Checkout,
 ) -> None:
     from sanctum.codex.postgres import PostgresCodex
+    from sanctum.oracle.limits import shared_slots
+    from sanctum.queue._slots import PostgresSlots
 
     app = make_app(codex)
     store = PostgresCodex(codex, max_size=concurrency + 1)
@@ -184,10 +197,15 @@ async def _serve(
         running.add(inv)
         began = asyncio.get_running_loop().time()
         try:
-            if digest not in paths:
-                file_name, source = await fetch_source(app, digest)
-                paths[digest] = materialise(file_name, source, folder)
-            result = await run_segment(store, me, paths[digest], args)
+            project = args.get("project")
+            if project is not None:
+                path = checkout.ritual(project)
+            else:
+                if digest not in paths:
+                    file_name, source = await fetch_source(app, digest)
+                    paths[digest] = materialise(file_name, source, folder)
+                path = paths[digest]
+            result = await run_segment(store, me, path, args)
         except Exception as exc:
             reason = first_line(exc)
             seconds = asyncio.get_running_loop().time() - began
@@ -205,36 +223,45 @@ async def _serve(
     quiet = _NoSegmentTracebacks()
     logging.getLogger("procrastinate.worker").addFilter(quiet)
     served = ", ".join(queues) if queues else "all"
-    print(f"worker {me} ready: queues {served}, concurrency {concurrency}", file=out, flush=True)
+    project = f", project {checkout.folder}" if checkout.folder is not None else ""
+    print(
+        f"worker {me} ready: queues {served}, concurrency {concurrency}{project}",
+        file=out,
+        flush=True,
+    )
     asyncio.get_running_loop().set_exception_handler(_quiet_takeovers)
     sweeper = asyncio.create_task(_sweeping(app, timings))
+    slots = PostgresSlots(codex)
     try:
-        while True:
-            try:
-                await app.run_worker_async(
-                    queues=list(queues) if queues else None,
-                    name=me,
-                    concurrency=concurrency,
-                    update_heartbeat_interval=timings.heartbeat,
-                    stalled_worker_timeout=timings.stale,
-                    fetch_job_polling_interval=timings.poll,
-                    install_signal_handlers=True,
-                )
-                break
-            except Exception as exc:
-                if "procrastinate_jobs_worker_id_fkey" not in str(exc.__cause__):
-                    raise
-                old, me = me, worker_name() if name is None else f"{name}-{uuid.uuid4().hex[:4]}"
-                print(
-                    f"worker {old} was silent over {timings.stale:g} s and counted dead by "
-                    f"the others; it rejoins as {me}",
-                    file=out,
-                    flush=True,
-                )
+        with shared_slots(slots):  # the jobs' tasks, created inside, inherit it
+            while True:
+                try:
+                    await app.run_worker_async(
+                        queues=list(queues) if queues else None,
+                        name=me,
+                        concurrency=concurrency,
+                        update_heartbeat_interval=timings.heartbeat,
+                        stalled_worker_timeout=timings.stale,
+                        fetch_job_polling_interval=timings.poll,
+                        install_signal_handlers=True,
+                    )
+                    break
+                except Exception as exc:
+                    if "procrastinate_jobs_worker_id_fkey" not in str(exc.__cause__):
+                        raise
+                    old = me
+                    me = worker_name() if name is None else f"{name}-{uuid.uuid4().hex[:4]}"
+                    print(
+                        f"worker {old} was silent over {timings.stale:g} s and counted dead by "
+                        f"the others; it rejoins as {me}",
+                        file=out,
+                        flush=True,
+                    )
     finally:
         logging.getLogger("procrastinate.worker").removeFilter(quiet)
         sweeper.cancel()
         with contextlib.suppress(BaseException):
             await sweeper
+        await slots.aclose()
         await app.close_async()
         await store.aclose()
