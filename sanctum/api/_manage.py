@@ -66,17 +66,20 @@ async def show_invocation(invocation_id: str, codex: Codex | str | None = None) 
     """One invocation's summary, its latest Seal (with the Aether) and when it began.
 
     Args:
-        invocation_id: The invocation.
+        invocation_id: The invocation, or a unique prefix of its id of at least
+            :data:`~sanctum.api.MIN_PREFIX` characters (see ``resolve_invocation``).
         codex: A Codex, its URL, or None for the default ``.sanctum/codex.db``.
 
     Raises:
-        SealError: If the codex holds no such invocation, or the store cannot be opened
-            or read.
+        SealError: If the codex holds no such invocation, a prefix begins several ids,
+            or the store cannot be opened or read.
     """
+    from sanctum.api._stores import resolve_invocation
     from sanctum.codex.base import InvocationSummary
 
     store, owned = _open(codex)
     try:
+        invocation_id = await resolve_invocation(invocation_id, store)
         first: float | None = None
         count = 0
         async for seal in store.history(invocation_id, values=False, on_damage="mark"):
@@ -110,7 +113,8 @@ async def delete_invocation(
     ``force``; a running one (a live call holds it) never is.
 
     Args:
-        invocation_id: The invocation.
+        invocation_id: The invocation, or a unique prefix of its id (as for
+            :func:`show_invocation`).
         codex: A Codex, its URL, or None for the default ``.sanctum/codex.db``.
         force: Delete a paused or incomplete invocation too.
 
@@ -120,12 +124,13 @@ async def delete_invocation(
     Raises:
         RitualInputError: If the invocation is running, or can be resumed and ``force``
             is False; nothing is deleted then.
-        SealError: If there is no such invocation, or the store cannot be opened or
-            written.
+        SealError: If there is no such invocation, a prefix begins several ids, or the
+            store cannot be opened or written.
     """
     store, owned = _open(codex)
     try:
         summary = (await show_invocation(invocation_id, store)).summary
+        invocation_id = summary.invocation_id  # the whole id, when a prefix was given
         if summary.status == "running":
             raise RitualInputError(
                 f"invocation {invocation_id!r} is running right now; wait for it to end "

@@ -1,7 +1,8 @@
 """The reviewer's inbox: paused invocations, and decisions on calls awaiting approval.
 
 :func:`pending` lists every paused Invocation of a Codex with its question, who started
-it, since when it waits, and the exact commands that approve or reject it.
+it, since when it waits, and the exact commands that resume it (a plain interrupt) or
+approve or reject it (calls awaiting approval).
 :func:`approval_updates` turns ``--approve`` / ``--reject`` into the ``approvals``
 updates a resume merges (one decision per call awaiting one, signed by the resumer).
 """
@@ -13,7 +14,7 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from sanctum.api._results import resume_command
+from sanctum.api._results import origin_of, resume_command
 from sanctum.api._stores import _store
 from sanctum.errors import RitualInputError, SealError
 from sanctum.ritual.mandate import PRINCIPAL_KEY, Mandate
@@ -33,12 +34,17 @@ class PendingInvocation:
         invocation_id: The Invocation's id.
         question: The interrupt's question (for an approval: the calls and arguments).
         sigil: The Sigil that paused.
-        started_by: The principal of the first Seal (who started the run), or None.
+        started_by: The principal of the first Seal (who started the run), or None
+            when that Seal records nobody (no ``--as`` and no ``$USER``, a queue worker).
         since: When it paused (epoch seconds, the pause Seal's timestamp).
         calls: Calls awaiting approval, ``{call_id: {"spell", "arguments"}}`` (empty
             for a plain interrupt).
-        approve: The command that approves every waiting call (or resumes).
+        resume: The ``sanctum resume`` command that continues it, without the answer
+            (add ``--update KEY=VALUE``); with ``--executor queue`` when it was queued.
+        approve: The command that approves every waiting call (None for a plain
+            interrupt: there is nothing to approve).
         reject: The command that rejects them (None for a plain interrupt).
+        queued: Whether queue workers run it (a resume goes through the queue).
     """
 
     invocation_id: str
@@ -47,8 +53,10 @@ class PendingInvocation:
     started_by: str | None
     since: float
     calls: dict[str, Any]
-    approve: str
+    resume: str
+    approve: str | None
     reject: str | None
+    queued: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """The entry as a JSON object (``sanctum pending --json``)."""
@@ -110,20 +118,25 @@ async def _entry(store: Codex, invocation_id: str, url: str | None) -> PendingIn
     seal = await store.get(invocation_id)
     if seal is None or seal.interrupt is None:
         return None
-    history = await store.list(invocation_id)
-    first = history[0] if history else seal
+    first = seal
+    async for earliest in store.history(invocation_id, values=False, on_damage="mark"):
+        first = earliest  # the oldest Seal: who started the run
+        break
     starter = first.metadata.get(PRINCIPAL_KEY)
     calls = awaiting(seal)
-    base = resume_command(invocation_id, url)
+    queued = origin_of(seal.metadata).queued
+    base = resume_command(invocation_id, url, queued=queued)
     return PendingInvocation(
         invocation_id=invocation_id,
         question=str(seal.interrupt.get("reason") or ""),
         sigil=seal.interrupt.get("sigil"),
-        started_by=starter if isinstance(starter, str) else None,
+        started_by=starter if isinstance(starter, str) and starter.strip() else None,
         since=seal.timestamp,
         calls=calls,
-        approve=f"{base} --approve" if calls else f"{base} --update KEY=VALUE",
+        resume=base,
+        approve=f"{base} --approve" if calls else None,
         reject=f"{base} --reject --reason TEXT" if calls else None,
+        queued=queued,
     )
 
 

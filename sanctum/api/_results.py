@@ -16,9 +16,13 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_PLAIN_DEPTH",
     "NON_FINITE_TEXT",
+    "QUEUED_KEY",
+    "Origin",
     "RunResult",
     "RunStatus",
     "omen_to_dict",
+    "origin_of",
+    "plain",
     "resume_command",
     "ritual_digest",
     "usage_totals",
@@ -38,7 +42,9 @@ def ritual_digest(path: str | Path) -> str:
     return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def resume_command(invocation_id: str, codex_url: str | None = None) -> str:
+def resume_command(
+    invocation_id: str, codex_url: str | None = None, *, queued: bool = False
+) -> str:
     """The exact ``sanctum resume`` command that continues ``invocation_id``.
 
     Every argument is quoted for a POSIX shell (``shlex.quote``), so the command
@@ -46,13 +52,68 @@ def resume_command(invocation_id: str, codex_url: str | None = None) -> str:
     A password in ``codex_url`` is left out (``postgresql://user@host/db``): the command
     is shown and logged, and PostgreSQL reads the password from ``PGPASSWORD`` or
     ``~/.pgpass`` instead.
+
+    Args:
+        invocation_id: The Invocation to continue.
+        codex_url: The Codex it lives in (None: the default, named by no option).
+        queued: It ran on queue workers (see :attr:`Origin.queued`): the command adds
+            ``--executor queue`` so that a worker continues it, where its ritual is.
     """
     import shlex
 
     words = ["sanctum", "resume", "--invocation", invocation_id]
     if codex_url:
         words += ["--codex", without_password(codex_url)]
+    if queued:
+        words += ["--executor", "queue"]
     return " ".join(shlex.quote(word) for word in words)
+
+
+QUEUED_KEY = "queued"
+"""Seal metadata a queue worker writes: ``{"ritual": path submitted, "queue": name}``.
+
+The same key as ``sanctum.queue``'s; a worker also stamps each Seal with its ``lease``.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where an Invocation came from, as the metadata of its Seals (checkpoints) says.
+
+    Attributes:
+        ritual: The ritual file's path as its user knows it: for a run submitted to a
+            queue, the path it was submitted from (a worker runs a private copy, in its
+            cache); else the path the run recorded; None when nothing was recorded.
+        queue: The queue it was submitted to, or None.
+        queued: Whether queue workers run it (a :data:`QUEUED_KEY` record, or a worker's
+            ``lease`` stamp on the Seal): a resume goes through the queue too.
+    """
+
+    ritual: str | None
+    queue: str | None
+    queued: bool
+
+
+def origin_of(metadata: Mapping[str, Any]) -> Origin:
+    """The :class:`Origin` a Seal's (or an InvocationSummary's) metadata records.
+
+    Args:
+        metadata: ``Seal.metadata``: ``{"ritual": {"path", ...}, "queued": {...}, ...}``.
+
+    Returns:
+        The Origin; its fields are None (and ``queued`` False) for what is not recorded.
+    """
+    queued = metadata.get(QUEUED_KEY)
+    queued = queued if isinstance(queued, Mapping) else {}
+    record = metadata.get("ritual")
+    ran = record.get("path") if isinstance(record, Mapping) else None
+    submitted = queued.get("ritual")
+    queue = queued.get("queue")
+    return Origin(
+        ritual=submitted if isinstance(submitted, str) else ran if isinstance(ran, str) else None,
+        queue=queue if isinstance(queue, str) else None,
+        queued=bool(queued) or isinstance(metadata.get("lease"), Mapping),
+    )
 
 
 def without_password(url: str) -> str:
@@ -234,6 +295,17 @@ def omen_to_dict(omen: Omen) -> dict[str, Any]:
     for f in dataclasses.fields(omen):
         data[f.name] = _plain(getattr(omen, f.name))
     return data
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain, strict JSON-ready data, converted as :func:`omen_to_dict` does.
+
+    Mappings become dicts with string keys; tuples, sets and frozensets lists; NaN and
+    ±infinity their :data:`NON_FINITE_TEXT` strings; containers nested past
+    :data:`MAX_PLAIN_DEPTH` a marker string. Used for Seal metadata (``sanctum seals
+    --json``). Other objects JSON cannot carry are left for the caller's encoder.
+    """
+    return _plain(value)
 
 
 def _plain(value: Any, depth: int = 0) -> Any:

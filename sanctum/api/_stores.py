@@ -19,12 +19,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CODEX_FORMS",
     "DEFAULT_CODEX_PATH",
+    "MIN_PREFIX",
     "OpenedStore",
     "codex_path",
     "list_invocations",
     "list_seals",
     "open_codex",
     "open_store",
+    "resolve_invocation",
     "seal_history",
 ]
 
@@ -172,6 +174,58 @@ async def list_invocations(
             await store.aclose()
 
 
+MIN_PREFIX = 8
+"""The fewest characters of an invocation id that name it (as a prefix)."""
+
+_ALL = 2**31 - 1
+"""The limit that lists every invocation (a prefix is looked for among them all)."""
+
+
+async def resolve_invocation(invocation_id: str, codex: Codex | str | None = None) -> str:
+    """The whole id of the invocation ``invocation_id`` names: itself, or a unique prefix.
+
+    An id the Codex holds is its own answer. Otherwise a text of at least
+    :data:`MIN_PREFIX` characters that begins exactly one stored id names that one (as
+    git takes a commit's prefix). A text that names nothing is returned unchanged, so
+    the caller reports the unknown invocation in its own words.
+
+    Args:
+        invocation_id: An invocation id, or a prefix of one.
+        codex: A Codex, its URL, or None for the default ``.sanctum/codex.db``.
+
+    Returns:
+        The whole invocation id (``invocation_id`` itself when nothing else fits).
+
+    Raises:
+        SealError: If the prefix begins several ids (the message names them, newest
+            first, and asks for more of the id), or the store cannot be opened or read.
+    """
+    store, owned = _store(codex)
+    try:
+        return await _resolved(store, invocation_id)
+    finally:
+        if owned:
+            await store.aclose()
+
+
+async def _resolved(store: Codex, invocation_id: str) -> str:
+    if len(invocation_id) < MIN_PREFIX or await store.latest_seal_id(invocation_id):
+        return invocation_id
+    try:
+        every = await store.invocations(_ALL)
+    except NotImplementedError:
+        return invocation_id
+    found = [s.invocation_id for s in every if s.invocation_id.startswith(invocation_id)]
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise SealError(
+            f"{invocation_id!r} is the start of {len(found)} invocations ({shown}); give "
+            "more of the id",
+            invocation_id=invocation_id,
+        )
+    return found[0] if found else invocation_id
+
+
 async def list_seals(
     invocation_id: str,
     codex: Codex | str | None = None,
@@ -181,12 +235,13 @@ async def list_seals(
 ) -> builtins.list[Seal]:
     """An invocation's Seal history, oldest first.
 
+    ``invocation_id`` may be a unique prefix of the id (see :func:`resolve_invocation`).
     ``values=False`` reads no value: each Seal's ``aether`` is empty (what a table of
     the history needs, however long the transcript). ``on_damage="mark"`` lists a
     damaged Seal as a stand-in with ``metadata["damaged"]`` (see ``Codex.history``).
 
     Raises:
-        SealError: If the invocation is unknown.
+        SealError: If the invocation is unknown, or a prefix begins several ids.
     """
     return [
         seal
@@ -205,13 +260,16 @@ async def seal_history(
 
     The streaming form of :func:`list_seals`: memory holds one Seal's values at a time
     (plus the stored rows of the history), however long it is. ``values=False`` reads
-    no value (each ``aether`` is empty).
+    no value (each ``aether`` is empty). ``invocation_id`` may be a unique prefix of the
+    id (see :func:`resolve_invocation`).
 
     Raises:
-        SealError: If the invocation is unknown (before anything is yielded).
+        SealError: If the invocation is unknown, or a prefix begins several ids (before
+            anything is yielded).
     """
     store, owned = _store(codex)
     try:
+        invocation_id = await _resolved(store, invocation_id)
         found = False
         async for seal in store.history(invocation_id, values=values, on_damage=on_damage):
             found = True
