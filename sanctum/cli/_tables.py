@@ -42,10 +42,10 @@ def format_time(epoch: float) -> str:
 
 
 def _ritual_of(metadata: Mapping[str, Any]) -> str:
-    record = metadata.get("ritual")
-    if isinstance(record, Mapping) and isinstance(record.get("path"), str):
-        return str(record["path"])
-    return ""
+    """The ritual's path as its user knows it (for a queued run: as submitted), or ""."""
+    from sanctum.api import origin_of
+
+    return origin_of(metadata).ritual or ""
 
 
 def _display_path(path: str) -> str:
@@ -62,11 +62,19 @@ def _display_path(path: str) -> str:
 
 
 def invocation_row(summary: InvocationSummary) -> dict[str, Any]:
-    """One invocation as JSON-ready data."""
+    """One invocation as JSON-ready data.
+
+    ``ritual`` is the path its user knows (a queued run's: as submitted, not the
+    worker's private copy); ``queue`` the queue it was submitted to, or None.
+    """
+    from sanctum.api import origin_of
+
     interrupt = summary.metadata.get("interrupt")
+    origin = origin_of(summary.metadata)
     return {
         "invocation_id": summary.invocation_id,
-        "ritual": _ritual_of(summary.metadata) or None,
+        "ritual": origin.ritual,
+        "queue": origin.queue,
         "status": summary.status,
         "supersteps": summary.superstep,
         "seals": summary.seals,
@@ -121,7 +129,14 @@ def _damage(message: str) -> str:
 
 def seal_row(seal: Seal) -> dict[str, Any]:
     """One Seal as JSON-ready data (the Aether left out; see ``--values``); a Seal that
-    cannot be read carries ``damaged`` (the problem) instead of its fields."""
+    cannot be read carries ``damaged`` (the problem) instead of its fields.
+
+    ``metadata`` is the Seal's whole metadata as strict JSON data
+    (:func:`sanctum.api.plain`): the ritual record, ``mandate_principal``, a failure,
+    a queue worker's ``lease`` and ``queued`` records, and what a caller passed.
+    """
+    from sanctum.api import plain
+
     broken = seal.metadata.get("damaged")
     if isinstance(broken, str):
         return {"seal_id": seal.seal_id, "superstep": seal.superstep, "damaged": broken}
@@ -133,6 +148,7 @@ def seal_row(seal: Seal) -> dict[str, Any]:
         "timestamp": seal.timestamp,
         "parent": seal.parent,
         "interrupt": dict(interrupt) if interrupt is not None else None,
+        "metadata": plain(seal.metadata),
     }
 
 

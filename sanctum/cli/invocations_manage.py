@@ -13,7 +13,12 @@ from sanctum.cli._options import CodexOpt, check_codex
 __all__ = ["delete", "parse_age", "prune", "register", "show"]
 
 InvocationArg = Annotated[
-    str, typer.Argument(metavar="ID", help="The invocation (see `sanctum invocations`).")
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="The invocation (see `sanctum invocations`), or a unique prefix of its id of "
+        "8 characters or more.",
+    ),
 ]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -53,7 +58,7 @@ def show(
     """Show one invocation: status, ritual, supersteps, times, reason, the Aether."""
     import asyncio
 
-    from sanctum.api import resume_command, show_invocation
+    from sanctum.api import origin_of, resume_command, show_invocation
     from sanctum.cli._tables import _display_path, format_time, invocation_row
     from sanctum.cli._view import aether_tree
 
@@ -82,11 +87,14 @@ def show(
     failure = row["failure"]
     if failure:
         lines.append(("error", f"{failure.get('type', 'Error')}: {failure.get('error', '')}"))
+    if row["queue"]:
+        lines.insert(3, ("queue", row["queue"]))
     for label, value in lines:
         console.print(f"{label:<11} {value}", markup=False, highlight=False)
     if summary.status in ("paused", "incomplete"):
+        queued = origin_of(summary.metadata).queued
         console.print(
-            f"resume with: {resume_command(summary.invocation_id, codex)}",
+            f"resume with: {resume_command(summary.invocation_id, codex, queued=queued)}",
             markup=False,
             soft_wrap=True,  # one line to copy, whatever the width
         )

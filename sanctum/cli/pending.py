@@ -1,19 +1,23 @@
 """``sanctum pending`` — the reviewer's inbox: every paused invocation, and how to decide.
 
 Each paused invocation is listed with its question (for an agent's approval: the calls
-and their arguments), who started it, since when it waits, and the exact command that
-approves or rejects it (or resumes a plain interrupt).
+and their arguments), who started it (when its first Seal records it), since when it
+waits, and the exact commands that approve or reject the waiting calls — or, for a plain
+interrupt, the one that resumes it (through the queue for a queued invocation).
 """
 
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from sanctum.cli._common import guarded, make_console, print_json_line
+from sanctum.cli._common import guarded, make_console, print_json_line, printable
 from sanctum.cli._options import CodexOpt, check_codex
+
+if TYPE_CHECKING:
+    from sanctum.api import PendingInvocation
 
 __all__ = ["pending", "register"]
 
@@ -27,7 +31,7 @@ def pending(
             "--json",
             help=(
                 "Print one object per paused invocation: invocation_id, question, sigil, "
-                "started_by, since (epoch seconds), calls, approve, reject."
+                "started_by, since (epoch seconds), calls, resume, approve, reject, queued."
             ),
         ),
     ] = False,
@@ -48,15 +52,24 @@ def pending(
         console.print("nothing is waiting for a decision")
         return
     for item in waiting:
-        who = item.started_by or "unknown"
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(item.since))
+        who = f"started by {printable(item.started_by)}, " if item.started_by else ""
         console.print(
-            f"{item.invocation_id}  started by {who}, waiting since {since}", markup=False
+            f"{printable(item.invocation_id)}  {who}waiting since {since}",
+            markup=False,
+            soft_wrap=True,
         )
-        console.print(f"  {item.question}", markup=False)
-        console.print(f"  approve: {item.approve}", markup=False, soft_wrap=True)
-        if item.reject is not None:
-            console.print(f"  reject:  {item.reject}", markup=False, soft_wrap=True)
+        console.print(f"  {printable(item.question, lines=True)}", markup=False)
+        for label, command in _commands(item):
+            console.print(f"  {label:<8} {printable(command)}", markup=False, soft_wrap=True)
+
+
+def _commands(item: PendingInvocation) -> list[tuple[str, str]]:
+    """``(label, command)`` lines: approve and reject for waiting calls, else resume."""
+    if item.approve is not None:
+        decisions = [("approve:", item.approve)]
+        return decisions + ([("reject:", item.reject)] if item.reject is not None else [])
+    return [("resume:", f"{item.resume} --update KEY=VALUE")]
 
 
 def register(app: typer.Typer) -> None:

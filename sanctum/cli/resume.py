@@ -29,7 +29,12 @@ __all__ = ["register", "resume"]
 @guarded
 def resume(
     invocation: Annotated[
-        str, typer.Option("--invocation", metavar="ID", help="The invocation to continue.")
+        str,
+        typer.Option(
+            "--invocation",
+            metavar="ID",
+            help="The invocation to continue (or a unique prefix of 8+ characters).",
+        ),
     ],
     updates: Annotated[
         list[str] | None,
@@ -126,6 +131,8 @@ def resume(
             raise typer.BadParameter("give --approve or --reject, not both")
         if reason is not None and not (approve or reject):
             raise typer.BadParameter("--reason goes with --approve or --reject")
+        if executor == "local" or (executor == "queue" and codex):
+            invocation = _whole_id(invocation, codex)
         if executor != "local":
             from sanctum.cli.queue import queue_resume
 
@@ -153,6 +160,19 @@ def resume(
         perform(performance, modes=modes, json_lines=json_lines, quiet=quiet)
 
 
+def _whole_id(invocation: str, codex: str | None) -> str:
+    """The whole id a unique prefix names (``invocation`` itself when it names none).
+
+    Raises:
+        SealError: If the prefix begins several ids, or the codex cannot be read.
+    """
+    import asyncio
+
+    from sanctum import api
+
+    return asyncio.run(api.resolve_invocation(invocation, codex))
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum resume`` to the root app."""
     app.command("resume", epilog=RESUME_EPILOG)(resume)
@@ -163,6 +183,7 @@ Examples:
   sanctum resume --invocation t-1 --update approved=true
   sanctum resume --invocation t-1 --update-file answers.yaml --quiet
   sanctum resume --invocation t-1 --seal 9c34e93a      (a unique prefix of a seal id)
+  sanctum resume --invocation 3f0c9a51 --update approved=true   (8+ characters of an id)
   sanctum resume --invocation t-1 --force              (the ritual file changed since)
   sanctum resume --invocation t-1 --ritual moved/rituals/triage.yaml
   sanctum resume --invocation t-1 --approve --as carol --role support

@@ -15,7 +15,12 @@ __all__ = ["register", "seals"]
 @guarded
 def seals(
     invocation: Annotated[
-        str, typer.Option("--invocation", metavar="ID", help="The invocation to inspect.")
+        str,
+        typer.Option(
+            "--invocation",
+            metavar="ID",
+            help="The invocation to inspect (or a unique prefix of 8+ characters).",
+        ),
     ],
     codex: CodexOpt = None,
     json_lines: Annotated[
@@ -23,8 +28,9 @@ def seals(
         typer.Option(
             "--json",
             help=(
-                "Print one object per Seal, oldest first: seal_id, superstep, time, "
-                "frontier, interrupt (add --values for each Seal's Aether)."
+                "Print one object per Seal, oldest first: seal_id, superstep, timestamp, "
+                "parent, frontier, interrupt, metadata (add --values for each Seal's "
+                "Aether)."
             ),
         ),
     ] = False,
@@ -35,10 +41,11 @@ def seals(
     """Show an invocation's Seals: seal id, superstep, frontier, time, interrupt reason."""
     import asyncio
 
-    from sanctum.api import list_seals, seal_history
+    from sanctum.api import list_seals, resolve_invocation, seal_history
     from sanctum.cli._tables import print_table, seal_row, seals_table
 
     check_codex(codex)
+    invocation = asyncio.run(resolve_invocation(invocation, codex))
     if values and not json_lines:
         typer.echo(
             "warning: --values needs --json (the table shows no values); add --json to "
