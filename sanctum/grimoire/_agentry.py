@@ -28,7 +28,7 @@ from sanctum.ritual.mandate import KeepingInterrupt, current_mandate
 
 __all__ = ["LOOP_KEY", "LOOP_STATE", "ApprovalPause", "LoopPolicy", "loop_policy"]
 
-LOOP_STATE = ("turns", "guard", "compaction", "system_prompt")
+LOOP_STATE = ("turns", "guard", "compaction", "system_prompt", "oracle_bench")
 """The loop's own Conduits an agent Circle keeps across an approval pause."""
 LOOP_KEY = "loop"
 """The key of those counters in an outer ``approvals`` Conduit (no call key has no colon)."""

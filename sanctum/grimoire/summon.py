@@ -27,7 +27,8 @@ prompt is assembled once and frozen in the ``system_prompt`` Conduit
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from sanctum.aether import AetherSchema, Conduit, append
@@ -48,7 +49,7 @@ from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
 from sanctum.oracle.base import Message, Oracle, SpellCall
 from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
-from sanctum.oracle.fallback import note_fallback
+from sanctum.oracle.fallback import FallbackOracle, bench_ledger, note_fallback
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
 from sanctum.ritual import DEFAULT_RECURSION_LIMIT, END, Rite, Ritual
 
@@ -71,6 +72,8 @@ _NOTIFYING = (PromptedSpellCalling, ConstrainedSpellCalling)
 """Wrappers that leave a notice when they fall back to prompted calling."""
 
 ORACLE_SIGIL = "oracle"
+ORACLE_BENCH = "oracle_bench"
+"""The Conduit holding the bench ledger of a fallback chain (see FallbackOracle)."""
 SPELLS_SIGIL = "spells"
 _MAX_RESULT_CHARS = 100_000
 
@@ -272,6 +275,9 @@ def summon(
     if not isinstance(role, str | PromptLayers):
         raise TypeError(f"role must be a str or PromptLayers, not {type(role).__name__}")
     voice = _wrap(oracle, spell_calling, spell_choice)
+    chained = _has_chain(oracle) or (
+        compact is not None and compact.summarizer is not None and _has_chain(compact.summarizer)
+    )
     policy = agentry.loop_policy(approve, guard, max_turns, on_budget)
     if isinstance(max_repair_rounds, bool) or not isinstance(max_repair_rounds, int):
         raise ValueError(f"max_repair_rounds must be an int >= 0, not {max_repair_rounds!r}")
@@ -292,17 +298,18 @@ def summon(
         def request(view: Sequence[Message]) -> list[Message]:
             return attach_volatile(_consultation(prompt, _as_sent(view, seen)), extra)
 
-        if compact is None:
-            response = await voice.generate(request(transcript), schemas)
-        else:
-            fixed = estimate_tokens([{"content": prompt}]) + len(json.dumps(schemas or [])) // 4
-            response, compacted["compaction"] = await compact.consult(
-                transcript,
-                aether.get("compaction") or {},
-                lambda view: voice.generate(request(view), schemas),
-                fixed=fixed,
-                writer=writer,
-            )
+        with _benches(chained, aether, compacted):
+            if compact is None:
+                response = await voice.generate(request(transcript), schemas)
+            else:
+                fixed = estimate_tokens([{"content": prompt}]) + len(json.dumps(schemas or [])) // 4
+                response, compacted["compaction"] = await compact.consult(
+                    transcript,
+                    aether.get("compaction") or {},
+                    lambda view: voice.generate(request(view), schemas),
+                    fixed=fixed,
+                    writer=writer,
+                )
         notice = voice.take_notice() if isinstance(voice, _NOTIFYING) else None
         if notice:
             writer.emit(SpellCallRejected(spell="", reason=notice))
@@ -442,15 +449,17 @@ def summon(
     async def final(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = _as_sent(list(aether.get("messages") or []), tome)
         prompt, frozen = frozen_prompt(role, aether)
-        answer = await agentry.final_answer(
-            policy,
-            voice,
-            _consultation(prompt, transcript),
-            aether,
-            writer,
-            volatile=volatile_text(role, aether),
-        )
-        return {**answer, **frozen}
+        kept: dict[str, Any] = {}
+        with _benches(chained, aether, kept):
+            answer = await agentry.final_answer(
+                policy,
+                voice,
+                _consultation(prompt, transcript),
+                aether,
+                writer,
+                volatile=volatile_text(role, aether),
+            )
+        return {**answer, **frozen, **kept}
 
     schema = AetherSchema(
         {
@@ -460,6 +469,7 @@ def summon(
             **policy.conduits(),
             **({"compaction": Conduit(type=dict)} if compact is not None else {}),
             **({SYSTEM_PROMPT: Conduit(type=str)} if isinstance(role, PromptLayers) else {}),
+            **({ORACLE_BENCH: Conduit(type=dict)} if chained else {}),
         }
     )
     ritual = Ritual(schema)
@@ -478,6 +488,34 @@ def summon(
     if max_turns is not None and recursion_limit == DEFAULT_RECURSION_LIMIT:
         recursion_limit = max(recursion_limit, 2 * max_turns + 2)
     return ritual.compile(recursion_limit=recursion_limit, codex=codex, wards=wards)
+
+
+def _has_chain(oracle: Oracle) -> bool:
+    """Whether ``oracle`` is, or wraps, a FallbackOracle (whose bench the loop keeps)."""
+    seen = 0
+    current: Any = oracle
+    while current is not None and seen < 8:
+        if isinstance(current, FallbackOracle):
+            return True
+        current = getattr(current, "inner", None)
+        seen += 1
+    return False
+
+
+@contextmanager
+def _benches(chained: bool, aether: Mapping[str, Any], delta: dict[str, Any]) -> Iterator[None]:
+    """Consult inside the run's bench ledger; put the updated ledger in ``delta``.
+
+    The ledger (:func:`~sanctum.oracle.fallback.bench_ledger`) lives in the
+    ``oracle_bench`` Conduit, so a run resumed in another process skips the same
+    benched Oracles as the first process would have (D1: loop state in Conduits).
+    """
+    if not chained:
+        yield
+        return
+    with bench_ledger(aether.get(ORACLE_BENCH)) as ledger:
+        yield
+    delta[ORACLE_BENCH] = ledger
 
 
 def _spell_message(name: str, call_id: str | None, content: str) -> Message:
