@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from sanctum.api._cassettes import open_cassette
 from sanctum.api._pending import approval_updates, spell_roles
 from sanctum.api._perform import Performance, Staged, masked_setup
-from sanctum.api._results import resume_command
+from sanctum.api._results import origin_of, resume_command
 from sanctum.api._stores import OpenedStore, _describe_codex, open_store
 from sanctum.errors import RitualFileError, SealError
 
@@ -107,7 +107,7 @@ def run(
         async with _closed_on_error(store):
             with masked_setup(masks, file.path):
                 await _refuse_taken(store.codex, ident)
-                await _refuse_existing(store.codex, ident)
+                await _refuse_existing(store, ident)
                 tape = cassette or open_cassette(
                     record=record,
                     replay=replay,
@@ -308,16 +308,20 @@ async def _refuse_taken(store: Codex, invocation_id: str) -> None:
         )
 
 
-async def _refuse_existing(store: Codex, invocation_id: str) -> None:
+async def _refuse_existing(store: OpenedStore, invocation_id: str) -> None:
     """Refuse to start an invocation the codex already holds.
 
     Raises:
-        SealError: Naming the resume command that continues it.
+        SealError: Naming the resume command that continues it (through the queue for
+            one queue workers run).
     """
-    if await store.latest_seal_id(invocation_id) is not None:
+    if await store.codex.latest_seal_id(invocation_id) is not None:
+        head = await store.codex.get(invocation_id)
+        queued = head is not None and origin_of(head.metadata).queued
         raise SealError(
             f"invocation {invocation_id!r} already exists in the codex; continue it with "
-            f"`{resume_command(invocation_id)}` or choose another --invocation",
+            f"`{resume_command(invocation_id, store.url, queued=queued)}` or choose another "
+            "--invocation",
             invocation_id=invocation_id,
         )
 

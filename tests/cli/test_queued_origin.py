@@ -11,7 +11,7 @@ import pytest
 
 from sanctum.codex.base import Seal
 from sanctum.codex.sqlite import SqliteCodex
-from tests.cli.helpers import invoke
+from tests.cli.helpers import GREET, invoke, write_ritual
 from tests.queue.harness import RITUAL, fresh_database, wait_all, workers
 
 IDENT = "3f0c9a51d2e84b7f9a0c6d1e2b3a4c5d"
@@ -67,6 +67,19 @@ def test_pending_resumes_a_queued_invocation_through_the_queue(tmp_path: Path) -
     entry = json.loads(line)
     assert entry["queued"] is True
     assert entry["resume"] == f"sanctum resume --invocation {IDENT} --executor queue"
+
+
+def test_run_names_the_queued_resume_of_an_id_already_taken(tmp_path: Path) -> None:
+    _seed(tmp_path)
+    ritual = write_ritual(tmp_path, "greet.yaml", GREET)
+    shutil.copy(tmp_path / ".sanctum" / "codex.db", tmp_path / "other.db")
+    for extra, codex in (([], ""), (["--codex", "other.db"], " --codex other.db")):
+        taken = invoke(["run", str(ritual), "--invocation", IDENT, *extra], tmp_path)
+        assert taken.exit_code == 2, taken.output
+        assert (
+            f"continue it with `sanctum resume --invocation {IDENT}{codex} --executor queue`"
+            in taken.stderr
+        )
 
 
 def test_a_local_run_is_not_taken_for_a_queued_one(tmp_path: Path) -> None:
