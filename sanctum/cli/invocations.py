@@ -29,7 +29,7 @@ def invocations(
             "--json",
             help=(
                 "Print one object per invocation, newest first: invocation_id, ritual, "
-                "status, supersteps, seals, frontier, updated, reason."
+                "queue, status, supersteps, seals, frontier, updated, reason, failure."
             ),
         ),
     ] = False,
