@@ -36,10 +36,10 @@ def slot_key(endpoint: str, index: int) -> int:
 def backoff(attempt: int) -> float:
     """Seconds to wait after the ``attempt``-th round found every slot taken (>= 1).
 
-    20 ms doubling per attempt up to 0.5 s, with up to 25 % jitter so waiters of many
+    20 ms doubling per attempt up to 0.2 s, with up to 25 % jitter so waiters of many
     processes do not ask in step.
     """
-    base = min(0.02 * float(2 ** min(attempt - 1, 10)), 0.5)
+    base = min(0.02 * float(2 ** min(attempt - 1, 10)), 0.2)
     return base * (1.0 + random.uniform(0.0, 0.25))
 
 
