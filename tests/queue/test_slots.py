@@ -148,7 +148,8 @@ def test_a_holder_killed_with_sigkill_frees_its_slot() -> None:
         text=True,
     )
     try:
-        assert holder.stdout is not None and holder.stderr is not None
+        assert holder.stdout is not None
+        assert holder.stderr is not None
         assert holder.stdout.readline().strip() == "held 0", holder.stderr.read()
         with psycopg.connect(url, autocommit=True) as conn:
 
