@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sanctum._agent_errors import TurnBudgetExceeded
 from sanctum.aether import Conduit, add, merge_dict
 from sanctum.grimoire.guard import GuardDecision, GuardLimits, LoopGuard, call_signature
-from sanctum.grimoire.prompt_layers import attach_volatile
 from sanctum.grimoire.repair import RepairOutcome
 from sanctum.grimoire.spell import ACCESS_LEVELS, injected_parameters
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import ApprovalRequested, LoopGuardTripped, TurnBudgetReached, Writer
-from sanctum.oracle.base import Message, Oracle, SpellCall
+from sanctum.oracle.base import Message, OracleResponse, SpellCall
 from sanctum.ritual.mandate import KeepingInterrupt, current_mandate
 
 __all__ = ["LOOP_KEY", "LOOP_STATE", "ApprovalPause", "LoopPolicy", "loop_policy"]
@@ -328,18 +327,21 @@ def _clean(text: str) -> str:
 
 async def final_answer(
     policy: LoopPolicy,
-    voice: Oracle,
-    messages: list[Message],
+    ask: Callable[[Message], Awaitable[OracleResponse]],
     aether: Mapping[str, Any],
     writer: Writer,
-    *,
-    volatile: str = "",
 ) -> dict[str, Any]:
     """The ``final`` Sigil's work: one consultation without spells, a text answer.
 
-    ``messages`` is the request without its closing note (``list[Message]``, system
-    prompt first); ``volatile`` (a prompt layer rendered for this consultation) is
-    appended to the note as sent, never to the note stored.
+    ``ask`` sends the Oracle (LLM adapter) the request closed by the note it is given
+    (a user message telling the model to answer now) and returns the answer; the
+    caller builds the request — the system prompt, the transcript or its compacted
+    view, a volatile prompt layer — exactly as for the other consultations. It is
+    called again once when the first answer holds no text.
+
+    Returns:
+        The delta: ``messages`` (the note and the answer, ``list[Message]``) and
+        ``stop_reason`` (``"budget"`` or ``"guard:<code>"``).
 
     Raises:
         TurnBudgetExceeded: With ``on_budget="fail"`` when the budget (not a guard)
@@ -360,7 +362,7 @@ async def final_answer(
     text = ""
     usage: dict[str, Any] = {}
     for _attempt in range(2):
-        response = await voice.generate(attach_volatile([*messages, note], volatile), None)
+        response = await ask(note)
         if response.spell_calls or "<spell_call>" in (response.text or ""):
             from sanctum.omens.events import SpellCallRejected
 

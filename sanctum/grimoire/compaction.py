@@ -21,28 +21,38 @@ The numbers suit 2K-8K windows (``W`` tokens; ``max_output`` the answer's budget
 Tokens are counted from the last answer's ``usage["prompt_tokens"]`` (the server's
 own count) plus characters ÷ 4 for what was appended since, or characters ÷ 4 for
 everything before the first answer. Back-off is counted in consultations, never
-seconds: a failing summariser skips 1, then 3, then 8 consultations; two compactions
-in a row saving under 10 % stop compaction for the run (``CompactionStalled``).
+seconds: a failing summariser rests 1, then 3, then 8 consultations; the round it
+failed (with a ``CompactionStalled`` Omen naming the failure) and the rounds it rests
+are summarised mechanically, so the window is still kept. Two compactions in a row
+saving under 10 % stop compaction for the run (``CompactionStalled``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sanctum.errors import OracleError
+from sanctum.errors import ContextOverflowError, OracleError
+from sanctum.grimoire._compaction_rules import (
+    OUTPUT_MARGIN,
+    Overflow,
+    check_options,
+    max_output_limit,
+    overflow_error,
+)
+from sanctum.grimoire._summaries import mechanical_summary, summariser_request
 from sanctum.omens.events import CompactionStalled, TranscriptCompacted, Writer
 from sanctum.oracle.base import Message, Oracle, OracleResponse
-from sanctum.oracle.classify import ContextOverflowError, classify_oracle_fault
+from sanctum.oracle.classify import classify_oracle_fault
 
 __all__ = [
     "DEFAULT_WINDOW",
     "Compaction",
     "Thresholds",
     "estimate_tokens",
+    "max_output_limit",
     "mechanical_summary",
     "tail_start",
     "thresholds",
@@ -55,10 +65,6 @@ SUMMARY_OPEN = "[Summary of the earlier conversation — reference only; answer 
 SUMMARY_CLOSE = "[End of summary]"
 _COOLDOWNS = (1, 3, 8)
 _WEAK_SAVING = 0.10
-_IDENTIFIERS = re.compile(
-    r"(?:[\w.-]*/[\w./-]+)|\b\d+(?:\.\d+)?\s?(?:ms|s|KB|MB|GB|GiB|MiB|tokens|%)"
-    r"|\b[A-Z]{2,}-\d+\b|\b[0-9a-f]{7,40}\b|\b\w*Error\b"
-)
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
@@ -105,7 +111,7 @@ def thresholds(
         The numbers, e.g. 2,048 → trigger 1,280, tail 409, summary 163-245.
     """
     share = at if at is not None else (0.75 if window <= 65_536 else 0.5)
-    trigger = int(min(share * window, window - max_output - 256))
+    trigger = int(min(share * window, window - max_output - OUTPUT_MARGIN))
     tail = int(min(max(keep_tail * window, 256), 16_000))
     return Thresholds(
         window=window,
@@ -163,126 +169,30 @@ def tail_start(transcript: Sequence[Message], start: int, budget: int) -> int:
     return chosen
 
 
-def _spell_line(call: Mapping[str, Any], results: Mapping[Any, str]) -> str:
-    arguments = json.dumps(call.get("arguments") or {}, ensure_ascii=False, default=str)
-    outcome = results.get(call.get("call_id"), "")[:80]
-    return f"- {call.get('spell')}({arguments[:120]}) → {outcome}"
-
-
-def mechanical_summary(
-    previous: str,
-    messages: Sequence[Message],
-    *,
-    latest_request: str,
-    quotes: int = 1200,
-    budget: int | None = None,
-) -> str:
-    """A deterministic summary of ``messages``, merged into ``previous``.
-
-    No model is consulted. Sections: the latest user request quoted verbatim, the
-    other user messages (newest first, within ``quotes`` characters), ``Done:`` with
-    one line per spell cast (its arguments and the first 80 characters of its result;
-    the previous summary's lines first, numbering continued), and ``Key facts:``
-    (identifiers found: paths, numbers with units, ids, error names). Past ``budget``
-    characters the oldest cast lines give way to a count of those omitted, so the
-    summary stays bounded however long the run.
-
-    Args:
-        previous: The summary so far (``""`` at the first compaction).
-        messages: The stored messages the summary now also covers.
-        latest_request: The latest user request, quoted verbatim.
-        quotes: Characters of user messages quoted in all.
-        budget: Most characters of the summary (``None``: unbounded); the task quote
-            is always kept whole.
-
-    Returns:
-        The summary text, without its framing.
-    """
-    old = previous.splitlines()
-    said = [line for line in old if line.startswith("User said: ")]
-    said += [
-        f"User said: {m.get('content') or ''}"
-        for m in messages
-        if m.get("role") == "user" and str(m.get("content") or "") != latest_request
-    ]
-    lines = [f"Task (verbatim): {latest_request}"]
-    room = quotes
-    for line in reversed(said):
-        if room > 0:
-            lines.append(line[: room + len("User said: ")])
-            room -= len(line)
-    results = {
-        m.get("call_id"): str(m.get("content") or "") for m in messages if m.get("role") == "spell"
-    }
-    done = [line for line in old if line.startswith("- ")]
-    done += [
-        _spell_line(call, results)
-        for m in messages
-        if m.get("role") == "assistant"
-        for call in m.get("spell_calls") or []
-    ]
-    omitted = sum(int(n) for n in re.findall(r"^\((\d+) earlier casts omitted\)$", previous, re.M))
-    known = [line[len("Key facts: ") :] for line in old if line.startswith("Key facts: ")]
-    text = "\n".join([*(str(m.get("content") or "") for m in messages), *done])
-    found = [*(known[0].split(", ") if known and known[0] else [])]
-    found += [match.group(0) for match in _IDENTIFIERS.finditer(text)]
-    facts = list(dict.fromkeys(found))[-20:]
-    while True:
-        body = [*lines]
-        if done or omitted:
-            body.append("Done:")
-            if omitted:
-                body.append(f"({omitted} earlier casts omitted)")
-            body.extend(done)
-        if facts:
-            body.append("Key facts: " + ", ".join(facts))
-        summary = "\n".join(body)
-        if budget is None or len(summary) <= budget or not (done or facts):
-            return summary
-        if done:
-            done.pop(0)
-            omitted += 1
-        else:
-            facts.pop(0)
-
-
-_SUMMARISER_ROLE = (
-    "You keep a short running summary of a conversation between a user and an assistant "
-    "that uses tools. Update the previous summary with the new turns: keep what still "
-    "holds, add what was done. Write these headings: Task (quote the user's latest "
-    "request verbatim), Done, State, Open questions, Key facts. Write nothing else."
-)
-
-
-def _render_turns(messages: Sequence[Message]) -> str:
-    lines = []
-    for message in messages:
-        role = message.get("role")
-        content = str(message.get("content") or "")
-        if role == "spell":
-            lines.append(f"[result of {message.get('name')}] {content}")
-            continue
-        calls = message.get("spell_calls") or []
-        named = "; ".join(
-            f"{c.get('spell')}({json.dumps(c.get('arguments') or {}, default=str)})" for c in calls
-        )
-        lines.append(f"[{role}] {content}" + (f" [casts {named}]" if named else ""))
-    return "\n".join(lines)
-
-
 @dataclass(frozen=True, slots=True)
 class Compaction:
     """How an Entity's transcript is compacted for small windows (``summon(compact=)``).
 
+    Context compaction: the view of the transcript sent to the Oracle (LLM adapter)
+    is shortened by a summary when the prompt nears the context window.
+
     Args:
-        window: The Oracle's context window in tokens; ``None``: learnt from the
-            server's overflow error, else :data:`DEFAULT_WINDOW`.
-        at: Trigger as a fraction of the window (0.75 up to 64K, 0.5 above by default).
-        keep_tail: Share of the window kept verbatim at the end.
+        window: The Oracle's context window in tokens (int >= 512); ``None``: learnt
+            from the server's overflow error, else :data:`DEFAULT_WINDOW`.
+        at: Trigger as a fraction of the window in [0.1, 0.95] (0.75 up to 64K, 0.5
+            above by default).
+        keep_tail: Share of the window kept verbatim at the end, in [0.05, 0.6].
         summarizer: The Oracle that writes the summary (usually a smaller one); ``None``
-            writes it mechanically (deterministic, no model call).
-        quotes: Characters of user messages quoted verbatim in a mechanical summary.
-        max_output: Tokens kept free for the answer.
+            writes it mechanically (deterministic, no model call). A round in which it
+            fails, or backs off, uses the mechanical summary.
+        quotes: Characters (int >= 0) of user messages quoted verbatim in a mechanical
+            summary.
+        max_output: Tokens (int >= 1) kept free for the answer; with a declared
+            ``window``, ``max_output + 256`` may take at most half of it (2,048 → 768).
+
+    Raises:
+        ValueError: If an option has the wrong type or is out of range, or
+            ``max_output`` leaves no room for the prompt in ``window``.
     """
 
     window: int | None = None
@@ -293,12 +203,18 @@ class Compaction:
     max_output: int = 512
 
     def __post_init__(self) -> None:
-        if self.window is not None and self.window < 512:
-            raise ValueError(f"compact window must be >= 512 tokens, not {self.window}")
-        if self.at is not None and not 0.1 <= self.at <= 0.95:
-            raise ValueError(f"compact at must be a fraction in [0.1, 0.95], not {self.at}")
-        if not 0.05 <= self.keep_tail <= 0.6:
-            raise ValueError(f"compact keep_tail must be in [0.05, 0.6], not {self.keep_tail}")
+        check_options(
+            window=self.window,
+            at=self.at,
+            keep_tail=self.keep_tail,
+            quotes=self.quotes,
+            max_output=self.max_output,
+        )
+        if self.summarizer is not None and not isinstance(self.summarizer, Oracle):
+            raise ValueError(
+                "compact summarizer must be an Oracle or None, not "
+                f"{type(self.summarizer).__name__}"
+            )
 
     @property
     def summarizer_name(self) -> str:
@@ -339,9 +255,15 @@ class Compaction:
         return fixed + estimate_tokens(self.view(transcript, state))
 
     async def _summarise(
-        self, previous: str, covered: Sequence[Message], latest: str, limits: Thresholds
+        self,
+        previous: str,
+        covered: Sequence[Message],
+        latest: str,
+        limits: Thresholds,
+        *,
+        mechanical: bool,
     ) -> str:
-        if self.summarizer is None:
+        if self.summarizer is None or mechanical:
             return mechanical_summary(
                 previous,
                 covered,
@@ -349,17 +271,51 @@ class Compaction:
                 quotes=self.quotes,
                 budget=4 * limits.summary_hi,
             )
-        prompt = (
-            f"Previous summary:\n{previous or '(none)'}\n\nNew turns:\n{_render_turns(covered)}"
-            f"\n\nThe user's latest request, to quote verbatim under Task:\n{latest}"
-        )
-        answer = await self.summarizer.generate(
-            [{"role": "system", "content": _SUMMARISER_ROLE}, {"role": "user", "content": prompt}]
-        )
+        answer = await self.summarizer.generate(summariser_request(previous, covered, latest))
         text = answer.text.strip()
         if f"{latest[:200]}" not in text:
             text = f"Task (verbatim): {latest}\n{text}"
         return text
+
+    async def _summary(
+        self,
+        new: dict[str, Any],
+        covered: Sequence[Message],
+        latest: str,
+        limits: Thresholds,
+        *,
+        resting: bool,
+        writer: Writer | None,
+    ) -> tuple[str, str]:
+        """The summary and who wrote it: the summariser, or mechanically when it rests or fails.
+
+        A failure of the summariser is counted in ``new`` (``failures``, ``cooldown``)
+        and announced by a CompactionStalled Omen; a success resets both.
+        """
+        previous = str(new.get("summary") or "")
+        fallback = (previous, covered, latest, limits)
+        if self.summarizer is None or resting:
+            return await self._summarise(*fallback, mechanical=True), "mechanical"
+        try:
+            text = await self._summarise(*fallback, mechanical=False)
+        except OracleError as exc:
+            failures = int(new.get("failures") or 0) + 1
+            cooldown = _COOLDOWNS[min(failures, len(_COOLDOWNS)) - 1]
+            new.update(failures=failures, cooldown=cooldown)
+            if writer is not None:
+                fault = classify_oracle_fault(exc)
+                said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                writer.emit(
+                    CompactionStalled(
+                        reason=f"the summariser {self.summarizer_name} failed "
+                        f"({fault.reason.replace('_', ' ')}: {said[:200]}); this round "
+                        f"used the mechanical summary, and the summariser is tried again "
+                        f"after {cooldown} consultation(s)"
+                    )
+                )
+            return await self._summarise(*fallback, mechanical=True), "mechanical"
+        new.update(failures=0, cooldown=0)
+        return text, self.summarizer_name
 
     async def compact(
         self,
@@ -372,15 +328,17 @@ class Compaction:
     ) -> dict[str, Any]:
         """The next ``compaction`` state: compacted when the prompt passed the trigger.
 
-        Counts one consultation against the back-off counters. Summariser failures
-        are absorbed here (the view stays as it was, the back-off grows).
+        Counts one consultation against the summariser's back-off (a forced call
+        counts none). A summariser that fails, or is backing off, never leaves the
+        prompt uncompacted: that round's summary is written mechanically, and a
+        failure emits a CompactionStalled Omen naming it.
 
         Args:
             transcript: The stored messages.
             state: The ``compaction`` Conduit's value.
             fixed: Estimated tokens of what every request carries besides the
                 messages (system prompt, spell schemas).
-            forced: Compact whatever the size and the back-off (the server reported an
+            forced: Compact whatever the size and a stall (the server reported an
                 overflow).
             writer: Where TranscriptCompacted / CompactionStalled Omens go.
 
@@ -393,9 +351,9 @@ class Compaction:
             window, at=self.at, keep_tail=self.keep_tail, max_output=self.max_output
         )
         cooldown = int(new.get("cooldown") or 0)
-        if not forced and (new.get("stalled") or cooldown > 0):
-            if cooldown > 0:
-                new["cooldown"] = cooldown - 1
+        if cooldown > 0 and not forced:
+            new["cooldown"] = cooldown - 1
+        if not forced and new.get("stalled"):
             return new
         before = self._tokens(transcript, new, fixed)
         if not forced and before < limits.trigger:
@@ -408,17 +366,11 @@ class Compaction:
             (str(m.get("content") or "") for m in reversed(transcript) if m.get("role") == "user"),
             "",
         )
-        try:
-            summary = await self._summarise(
-                str(new.get("summary") or ""), transcript[start:cut], latest, limits
-            )
-        except OracleError:
-            failures = int(new.get("failures") or 0) + 1
-            new["failures"] = failures
-            new["cooldown"] = _COOLDOWNS[min(failures, len(_COOLDOWNS)) - 1]
-            return new
+        summary, author = await self._summary(
+            new, transcript[start:cut], latest, limits, resting=cooldown > 0, writer=writer
+        )
         old_view = estimate_tokens(self.view(transcript, state))
-        new.update(summary=summary, covers_through=cut, failures=0, cooldown=0)
+        new.update(summary=summary, covers_through=cut)
         new["count"] = int(new.get("count") or 0) + 1
         saved = old_view - estimate_tokens(self.view(transcript, new))
         weak = int(new.get("weak") or 0) + 1 if saved < _WEAK_SAVING * max(old_view, 1) else 0
@@ -428,7 +380,7 @@ class Compaction:
                 TranscriptCompacted(
                     covered=cut - _head_end(transcript),
                     saved_tokens=max(saved, 0),
-                    summarizer=self.summarizer_name,
+                    summarizer=author,
                     forced=forced,
                 )
             )
@@ -449,6 +401,10 @@ class Compaction:
     ) -> tuple[OracleResponse, dict[str, Any]]:
         """Compact if due, ask the Oracle with the view; on an overflow, compact and retry once.
 
+        A window the server states in its overflow error is kept in the state. When
+        the forced compaction cannot shorten the view, the same request is not sent
+        again.
+
         Args:
             transcript: The stored messages.
             state: The ``compaction`` Conduit's value.
@@ -460,37 +416,48 @@ class Compaction:
             The answer and the new ``compaction`` state.
 
         Raises:
-            ContextOverflowError: The server still reported an overflow after a forced
-                compaction; names the window, the estimate and the fix.
+            ContextOverflowError: The server still reported an overflow: nothing (or
+                nothing more) could be compacted, or the compacted view did not fit.
+                Names the window with its source (reported, declared, or assumed), the
+                estimated prompt size, and the fix.
             OracleError: Any other failure of the Oracle, as raised.
         """
         new = await self.compact(transcript, state, fixed=fixed, writer=writer)
+        sent = self.view(transcript, new)
         try:
-            return await ask(self.view(transcript, new)), new
+            return await ask(sent), new
         except Exception as exc:
             fault = classify_oracle_fault(exc)
             if not fault.compact:
                 raise
-            learnt = fault.window or new.get("window") or self.window
-            if learnt:
-                new["window"] = int(learnt)
+            if fault.window:
+                new["window"] = int(fault.window)
             first = exc
         new = await self.compact(transcript, new, fixed=fixed, forced=True, writer=writer)
+        again = self.view(transcript, new)
+        if again == sent:
+            outcome: Overflow = "nothing_more" if new.get("summary") else "nothing"
+            raise self._overflow(first, outcome, new, estimate_tokens(sent), fixed) from first
         try:
-            return await ask(self.view(transcript, new)), new
+            return await ask(again), new
         except Exception as exc:
-            if not classify_oracle_fault(exc).compact:
+            fault = classify_oracle_fault(exc)
+            if not fault.compact:
                 raise
-            window = new.get("window") or self.window or DEFAULT_WINDOW
-            estimate = fixed + estimate_tokens(self.view(transcript, new))
-            raise ContextOverflowError(
-                f"the prompt still overflows the oracle's context window after compaction "
-                f"(window {window} tokens, prompt ≈ {estimate} tokens). Likely fix: raise the "
-                "window (num_ctx / n_ctx), lower compact keep_tail, or shorten the spell "
-                "results.",
-                endpoint=getattr(exc, "endpoint", None),
-                status=getattr(exc, "status", None),
-                body=getattr(exc, "body", ""),
-                window=int(window),
-                estimate=estimate,
-            ) from first
+            if fault.window:
+                new["window"] = int(fault.window)
+            raise self._overflow(exc, "after", new, estimate_tokens(again), fixed) from first
+
+    def _overflow(
+        self, exc: BaseException, outcome: Overflow, state: Mapping[str, Any], size: int, fixed: int
+    ) -> ContextOverflowError:
+        reported = state.get("window")
+        return overflow_error(
+            exc,
+            outcome,
+            reported=int(reported) if reported else None,
+            declared=self.window,
+            assumed=DEFAULT_WINDOW,
+            fixed=fixed,
+            estimate=fixed + size,
+        )

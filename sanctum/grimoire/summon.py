@@ -47,7 +47,7 @@ from sanctum.grimoire.prompt_layers import (
 from sanctum.grimoire.repair import MALFORMED_KEY, repair_spell_call
 from sanctum.grimoire.tome import Tome
 from sanctum.omens.events import SpellCallRejected, SpellCallRepaired, Writer
-from sanctum.oracle.base import Message, Oracle, SpellCall
+from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
 from sanctum.oracle.constrained import SPELL_CHOICES, ConstrainedSpellCalling
 from sanctum.oracle.fallback import FallbackOracle, bench_ledger, note_fallback
 from sanctum.oracle.robust import PromptedSpellCalling, parse_spell_blocks
@@ -256,8 +256,10 @@ def summon(
             (TurnBudgetExceeded) when ``max_turns`` is spent.
         compact: Compaction of the view sent to the Oracle when the prompt nears the
             window (:class:`~sanctum.grimoire.compaction.Compaction`); its state is the
-            ``compaction`` Conduit; the stored ``messages`` are never rewritten. None:
-            the whole transcript is sent (the seed's behaviour).
+            ``compaction`` Conduit; the stored ``messages`` are never rewritten. The
+            ``final`` consultation (after ``max_turns`` or a guard stop) is sent the
+            compacted view too. None: the whole transcript is sent (the seed's
+            behaviour).
 
     Whatever the options, the model is offered, and may cast, only the Spells the
     run's Mandate may see (``Tome.visible_to``); a hidden Spell gets the same
@@ -447,18 +449,28 @@ def summon(
         return SPELLS_SIGIL if transcript and transcript[-1].get("spell_calls") else END
 
     async def final(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
-        transcript = _as_sent(list(aether.get("messages") or []), tome)
+        transcript = list(aether.get("messages") or [])
         prompt, frozen = frozen_prompt(role, aether)
+        extra = volatile_text(role, aether)
         kept: dict[str, Any] = {}
-        with _benches(chained, aether, kept):
-            answer = await agentry.final_answer(
-                policy,
-                voice,
-                _consultation(prompt, transcript),
-                aether,
-                writer,
-                volatile=volatile_text(role, aether),
+
+        def request(view: Sequence[Message], note: Message) -> list[Message]:
+            return attach_volatile([*_consultation(prompt, _as_sent(view, tome)), note], extra)
+
+        async def ask(note: Message) -> OracleResponse:
+            if compact is None:
+                return await voice.generate(request(transcript, note), None)
+            response, kept["compaction"] = await compact.consult(  # the view, as consult's
+                transcript,
+                kept.get("compaction", aether.get("compaction") or {}),
+                lambda view: voice.generate(request(view, note), None),
+                fixed=estimate_tokens([{"content": prompt}, note]),
+                writer=writer,
             )
+            return response
+
+        with _benches(chained, aether, kept):
+            answer = await agentry.final_answer(policy, ask, aether, writer)
         return {**answer, **frozen, **kept}
 
     schema = AetherSchema(

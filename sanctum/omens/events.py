@@ -369,10 +369,12 @@ class TranscriptCompacted(Omen):
 @_streamed
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CompactionStalled(Omen):
-    """Compaction stopped for this run: it saved too little, or its summariser fails.
+    """Compaction stalled: it saved too little, or its summariser failed.
 
-    ``reason`` says which; the transcript is sent whole from then on (an overflow
-    still forces one compaction).
+    ``reason`` says which. Saving too little stops compaction for the run: the
+    transcript is sent whole from then on (an overflow still forces one compaction).
+    A failed summariser is named with its failure; that round is summarised
+    mechanically, and the summariser rests for some consultations.
     """
 
     mode: ClassVar[str] = "agent"

@@ -230,8 +230,32 @@ async def test_a_failing_summariser_backs_off_one_three_then_eight_consultations
         state = await compaction.compact(transcript, state)
         if len(summariser.calls) > before:
             tried_at.append(consultation)
+        view = compaction.view(transcript, state)
+        assert estimate_tokens(view) < thresholds(2048).trigger  # compacted all the same
+        assert "Task (verbatim)" in view[0]["content"]
+        transcript += agent_transcript(3, first=7 + 3 * consultation)[1:]  # due every time
     assert tried_at == [1, 3, 7, 16]
-    assert "summary" not in state
+    assert state["failures"] == 4
+
+
+async def test_a_failing_summariser_is_named_and_the_round_is_summarised_mechanically() -> None:
+    pen = Pen()
+    compaction = Compaction(window=2048, summarizer=_Failing([], arcana="ollama:tiny"))
+    transcript = agent_transcript(6)
+    state = await compaction.compact(transcript, {}, writer=pen)
+    stalled, compacted = pen.omens
+    assert isinstance(stalled, CompactionStalled)
+    assert "the summariser ollama:tiny failed (connection: down)" in stalled.reason
+    assert "mechanical summary" in stalled.reason
+    assert "tried again after 1 consultation(s)" in stalled.reason
+    assert isinstance(compacted, TranscriptCompacted)
+    assert compacted.summarizer == "mechanical"
+    assert state["summary"].startswith(f"Task (verbatim): {TASK}")
+    assert '- read({"path": "/srv/notes/1.txt"}) → file 1: word' in state["summary"]
+    assert estimate_tokens(compaction.view(transcript, state)) < thresholds(2048).trigger
+    again = await compaction.compact(transcript + agent_transcript(4, first=7)[1:], state)
+    assert again["count"] == 2  # resting: compacted again, mechanically, without a word
+    assert len(pen.omens) == 2
 
 
 class _Echo(ScriptedOracle):
@@ -281,13 +305,67 @@ async def test_an_overflow_forces_a_compaction_learns_the_window_and_retries_onc
 
 
 async def test_an_overflow_after_the_forced_compaction_names_the_window_and_the_fix() -> None:
+    sent: list[list[dict[str, Any]]] = []
+
     async def ask(view: list[dict[str, Any]]) -> OracleResponse:
+        sent.append(view)
         raise OracleResponseError(
             "x", status=400, body='{"error":"the input length exceeds the context length"}'
         )
 
     with pytest.raises(ContextOverflowError) as info:
-        await Compaction(window=1024).consult(agent_transcript(4), {}, ask)
-    assert info.value.window == 1024
-    assert "window 1024 tokens" in str(info.value)
-    assert "Likely fix" in str(info.value)
+        await Compaction(window=4096).consult(agent_transcript(6), {}, ask, fixed=40)
+    assert len(sent) == 2  # the whole view, then the compacted one
+    assert info.value.window == 4096
+    message = str(info.value)
+    assert message.startswith(
+        "the prompt still overflows the oracle's context window after compaction; the "
+        "declared window is 4096 tokens (context_window); the request is estimated at about "
+    )
+    assert f"about {40 + estimate_tokens(sent[1])} tokens (characters ÷ 4;" in message
+    assert "lower compact keep_tail" in message
+
+
+def _lookups(call_id: str | None, keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """One turn per key; every call numbered ``call_id`` (as servers that count per answer)."""
+    turns: list[dict[str, Any]] = []
+    for key in keys:
+        call = {"spell": "lookup", "arguments": {"key": key}, "call_id": call_id}
+        turns.append({"role": "assistant", "content": "", "spell_calls": [call]})
+        turns.append(
+            {"role": "spell", "name": "lookup", "call_id": call_id, "content": f"value-of-{key}"}
+        )
+    return turns
+
+
+@pytest.mark.parametrize("call_id", ["call_0", None])
+def test_the_mechanical_summary_pairs_each_call_with_its_own_turn_s_result(
+    call_id: str | None,
+) -> None:
+    text = mechanical_summary("", _lookups(call_id, ("k1", "k2", "k3")), latest_request=TASK)
+    assert [line for line in text.splitlines() if line.startswith("- ")] == [
+        f'- lookup({{"key": "{key}"}}) → value-of-{key}' for key in ("k1", "k2", "k3")
+    ]
+
+
+def test_two_calls_of_one_turn_pair_by_id_whatever_the_results_order() -> None:
+    calls = [
+        {"spell": "lookup", "arguments": {"key": key}, "call_id": f"call_{i}"}
+        for i, key in enumerate(("k1", "k2"))
+    ]
+    covered: list[dict[str, Any]] = [
+        {"role": "assistant", "content": "", "spell_calls": calls},
+        {"role": "spell", "name": "lookup", "call_id": "call_1", "content": "value-of-k2"},
+        {"role": "spell", "name": "lookup", "call_id": "call_0", "content": "value-of-k1"},
+        *_lookups("call_0", ("k3",)),
+    ]
+    done = [
+        line
+        for line in mechanical_summary("", covered, latest_request=TASK).splitlines()
+        if line.startswith("- ")
+    ]
+    assert done == [
+        '- lookup({"key": "k1"}) → value-of-k1',
+        '- lookup({"key": "k2"}) → value-of-k2',
+        '- lookup({"key": "k3"}) → value-of-k3',
+    ]

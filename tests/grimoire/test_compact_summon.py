@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from sanctum.codex.memory import MemoryCodex
-from sanctum.errors import OracleConnectionError, RecursionLimitError
+from sanctum.errors import OracleConnectionError, OracleResponseError, RecursionLimitError
 from sanctum.grimoire import Tome, spell, summon
-from sanctum.grimoire.compaction import SUMMARY_OPEN, Compaction
-from sanctum.omens import Omen, OracleFellBack, TranscriptCompacted
+from sanctum.grimoire._agentry import BUDGET_NOTE
+from sanctum.grimoire.compaction import SUMMARY_OPEN, Compaction, estimate_tokens, thresholds
+from sanctum.omens import CompactionStalled, Omen, OracleFellBack, TranscriptCompacted
 from sanctum.oracle import OracleResponse, ScriptedOracle, SpellCall
 from sanctum.oracle.fallback import FallbackOracle
 
@@ -113,3 +115,71 @@ async def test_kill_and_resume_across_a_compaction_and_a_fallback_gives_the_same
         await rite(codex, oracle, limit=11).ainvoke(ASK, invocation_id="split")  # killed mid-run
     resumed = await rite(codex, oracle).ainvoke(invocation_id="split")
     assert resumed == whole
+
+
+@spell
+def chapter(number: int) -> str:
+    """Read one chapter of the manual."""
+    return f"chapter {number}: " + "lorem ipsum dolor " * 155  # about 700 tokens
+
+
+class _Windowed(ScriptedOracle):
+    """A scripted model with a real 2,048-token window: past it, llama-server's overflow."""
+
+    async def generate(self, messages: Any, spells: Any = None) -> OracleResponse:
+        size = estimate_tokens(messages) + len(json.dumps(spells or [])) // 4
+        if size > 2048:
+            self.calls.append((list(messages), spells))
+            raise OracleResponseError(
+                "overflow",
+                status=400,
+                body='{"error":{"code":400,"message":"the request exceeds the available '
+                f'context size, try increasing it","type":"exceed_context_size_error",'
+                f'"n_prompt_tokens":{size},"n_ctx":2048}}}}',
+            )
+        return await super().generate(messages, spells)
+
+
+async def test_the_forced_final_answer_is_sent_the_compacted_view() -> None:
+    calls = [OracleResponse("", [SpellCall("chapter", {"number": n})]) for n in range(1, 4)]
+    oracle = _Windowed([*calls, "Chapter 2 names the reset pin."])
+    rite = summon(oracle, Tome([chapter]), compact=Compaction(window=2048), max_turns=3)
+    final, omens = await run(rite)
+    assert final["messages"][-1]["content"] == "Chapter 2 names the reset pin."
+    assert final["stop_reason"] == "budget"
+    request = oracle.calls[-1][0]
+    assert request[-1]["content"] == BUDGET_NOTE
+    assert SUMMARY_OPEN in request[1]["content"]
+    assert estimate_tokens(request) < thresholds(2048).trigger
+    whole = estimate_tokens(final["messages"][:-1])
+    assert whole > 2048  # what the final consultation was sent before: past the window
+    compacted = [o for o in omens if isinstance(o, TranscriptCompacted)]
+    assert [o.sigil for o in compacted] == ["oracle", "final"]
+    assert final["compaction"]["count"] == 2  # the Conduit keeps the final compaction
+    assert final["compaction"]["covers_through"] == len(final["messages"]) - 4
+
+
+async def test_calls_numbered_per_answer_are_summarised_with_their_own_results() -> None:
+    script_ = [OracleResponse("", [SpellCall("page", {"number": n}, "call_0")]) for n in (1, 2, 3)]
+    oracle = ScriptedOracle([*script_, "Page 2."])
+    final, _ = await run(summon(oracle, Tome([page]), compact=Compaction(window=2048)))
+    assert {m["call_id"] for m in final["messages"] if m["role"] == "spell"} == {"call_0"}
+    done = [line for line in final["compaction"]["summary"].splitlines() if line.startswith("-")]
+    assert done
+    for line in done:
+        number = line.split('"number": ')[1].split("}")[0]
+        assert line.split(" → ")[1].startswith(f"page {number}: lorem")
+
+
+async def test_a_dead_summariser_is_named_and_the_window_still_kept() -> None:
+    oracle = ScriptedOracle(script())
+    compaction = Compaction(window=2048, summarizer=_Dead([], arcana="ollama:tiny"))
+    final, omens = await run(summon(oracle, Tome([page]), compact=compaction))
+    stalled = [o for o in omens if isinstance(o, CompactionStalled)]
+    assert stalled
+    assert all(
+        o.reason.startswith("the summariser ollama:tiny failed (connection: ") for o in stalled
+    )
+    assert all(o.summarizer == "mechanical" for o in omens if isinstance(o, TranscriptCompacted))
+    assert final["compaction"]["failures"] == len(stalled)
+    assert max(estimate_tokens(call[0]) for call in oracle.calls) < thresholds(2048).trigger
