@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sanctum.grimoire.compaction import SUMMARY_OPEN
+from sanctum.grimoire.compaction import SUMMARY_OPEN, estimate_tokens
+from sanctum.omens import CircleEchoed, CompactionStalled, TranscriptCompacted
 from sanctum.oracle import OracleResponse, ScriptedOracle, SpellCall
 from sanctum.ritualfile import check_ritual, compile_ritual
+from tests.oracle.servers import closed_port
 
 from .helpers import write
 
@@ -110,3 +112,56 @@ def test_a_share_out_of_range_is_placed_in_the_file(tmp_path: Path) -> None:
     assert problem.line == 17
     assert "0.95" in problem.message
     assert str(problem).startswith(f"{path}:17:")
+
+
+def _column(path: Path, line: int, key: str) -> int:
+    return path.read_text(encoding="utf-8").splitlines()[line - 1].index(key) + 1
+
+
+def test_a_max_output_leaving_no_room_is_placed_at_its_key(tmp_path: Path) -> None:
+    path = ritual(tmp_path, "{max_output: 4096}")
+    (problem,) = check_ritual(path)
+    assert (problem.line, problem.column) == (17, _column(path, 17, "max_output"))
+    assert problem.message == (
+        "sigil 'read': compact max_output 4096 leaves no room for the prompt in oracle "
+        "'main''s 2048-token context_window: max_output + 256 may take at most half the "
+        "window, or every consultation would compact again; set `max_output:` under "
+        "`compact:` to 768 or less"
+    )
+    assert check_ritual(ritual(tmp_path / "fits", "{max_output: 768}")) == []
+
+
+def test_the_default_max_output_in_a_small_window_is_placed_at_compact(tmp_path: Path) -> None:
+    path = ritual(tmp_path, "true")
+    path.write_text(path.read_text().replace("context_window: 2048", "context_window: 1024"))
+    (problem,) = check_ritual(path)
+    assert (problem.line, problem.column) == (17, _column(path, 17, "compact"))
+    assert "compact max_output 512 (the default) leaves no room" in problem.message
+    assert problem.message.endswith("set `max_output:` under `compact:` to 256 or less")
+
+
+async def test_a_dead_summarizer_is_named_and_the_summary_written_mechanically(
+    tmp_path: Path,
+) -> None:
+    path = ritual(tmp_path, "{summarizer: dead}")
+    dead = (
+        f'  dead: {{provider: ollama, model: s, base_url: "http://127.0.0.1:{closed_port()}", '
+        "timeout: 2}"
+    )
+    text = path.read_text().replace("  tiny: {provider: scripted, model: tiny}", dead)
+    path.write_text(text)
+    assert check_ritual(path, resolve=True) == []
+    main = ScriptedOracle(script())
+    rite = compile_ritual(path, oracles={"main": main})
+    omens = [
+        omen.omen if isinstance(omen, CircleEchoed) else omen  # the agent's own Omens
+        async for omen in rite.astream({}, mode={"omens", "agent"})
+    ]
+    stalled = [o for o in omens if isinstance(o, CompactionStalled)]
+    assert stalled
+    assert stalled[0].reason.startswith("the summariser ollama:s failed (connection: ")
+    compacted = [o for o in omens if isinstance(o, TranscriptCompacted)]
+    assert compacted
+    assert {o.summarizer for o in compacted} == {"mechanical"}
+    assert f"Task (verbatim): {TASK}" in str(main.calls[-1][0])
+    assert max(estimate_tokens(call[0]) for call in main.calls) < 1280  # the trigger

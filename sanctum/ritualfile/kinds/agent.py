@@ -221,6 +221,8 @@ class AgentKind(SigilKind):
                 "oracle",
                 "; name an oracle under `oracles:`, or `mechanical`",
             )
+        if agent.compact is not False:
+            _check_room(checker, self.path(name, "agent", "compact"), name, agent)
         if sigil.output is not None:
             checker.conduit(self.path(name, "output"), sigil.output, name)
         if sigil.prompt is not None:
@@ -401,6 +403,39 @@ def _names_read(source: str) -> set[str]:
         return set()
 
 
+def _check_room(checker: Checker, path: Any, name: str, agent: AgentOptions) -> None:
+    """Refuse a compact ``max_output`` that leaves no room in the oracle's declared window.
+
+    Past :func:`~sanctum.grimoire.compaction.max_output_limit` (``max_output`` + 256 at
+    most half the window) every consultation would compact again. Placed at
+    ``max_output:`` when it is written, else at ``compact:`` (the default 512).
+    """
+    from sanctum.grimoire.compaction import max_output_limit
+
+    options = agent.compact if isinstance(agent.compact, CompactOptions) else CompactOptions()
+    window = getattr(checker.spec.oracles.get(agent.oracle), "context_window", None)
+    if not isinstance(window, int) or options.max_output <= max_output_limit(window):
+        return
+    limit = max_output_limit(window)
+    written = isinstance(agent.compact, CompactOptions) and "max_output" in (
+        agent.compact.model_fields_set
+    )
+    fix = (
+        f"set `max_output:` under `compact:` to {limit} or less"
+        if limit >= 1
+        else f"raise the oracle's `context_window:` to {2 * (options.max_output + 256)} or more"
+    )
+    checker.problems.add(
+        (*path, "max_output") if written else path,
+        f"sigil {name!r}: compact max_output {options.max_output}"
+        + ("" if written else " (the default)")
+        + f" leaves no room for the prompt in oracle {agent.oracle!r}'s {window}-token "
+        "context_window: max_output + 256 may take at most half the window, or every "
+        f"consultation would compact again; {fix}",
+        key=True,
+    )
+
+
 def _check_guard(checker: Checker, path: Any, name: str, guard: GuardOptions) -> None:
     """Refuse a loop guard that would stop a loop before it warns the model."""
     from sanctum.grimoire.guard import GuardLimits
@@ -506,14 +541,18 @@ def _compaction(builder: Builder, name: str, agent: AgentOptions) -> Any:
         summarizer = builder.oracle(options.summarizer, name)
         if summarizer is None:
             return False
-    return Compaction(
-        window=window,
-        at=options.at,
-        keep_tail=options.keep_tail,
-        summarizer=summarizer,
-        quotes=options.quotes,
-        max_output=options.max_output,
-    )
+    try:
+        return Compaction(
+            window=window,
+            at=options.at,
+            keep_tail=options.keep_tail,
+            summarizer=summarizer,
+            quotes=options.quotes,
+            max_output=options.max_output,
+        )
+    except ValueError as error:  # what the checks place; a window from elsewhere lands here
+        builder.problems.add(("sigils", name, "agent", "compact"), f"sigil {name!r}: {error}")
+        return False
 
 
 def _resumable(oracle: Any) -> Any:
