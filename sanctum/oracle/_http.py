@@ -39,7 +39,6 @@ from sanctum.oracle._verdicts import (
     error_message_of,
     error_status_of,
     extract_error_message,
-    hint_for,
     is_model_output_failure,
     is_schema_rejection,
     is_tool_rejection,
@@ -48,6 +47,7 @@ from sanctum.oracle._verdicts import (
     redact,
     safe_url,
 )
+from sanctum.oracle.classify import classify_oracle_fault
 
 if TYPE_CHECKING:
     import httpx
@@ -274,19 +274,26 @@ class HttpOracleClient:
     def response_error(
         self, url: str, status: int | None, body: str, *, detail: str | None = None
     ) -> OracleResponseError:
-        """An OracleResponseError with the status, a body snippet and a likely fix."""
+        """An OracleResponseError with the status, a body snippet and a likely fix.
+
+        The fix is :func:`~sanctum.oracle.classify.classify_oracle_fault`'s for the
+        same status and body (with the model's name filled in), so the message and
+        the ``hint:`` line printed under it never name different causes.
+        """
         endpoint = safe_url(url)
         body = self._redact(body)
         snippet = body if len(body) <= SNIPPET_CHARS else body[:SNIPPET_CHARS] + "…"
-        what = detail or extract_error_message(body) or "an error"
-        hint = hint_for(status, body, model=self.model, server=endpoint)
+        what = detail or extract_error_message(body) or _unread(body)
         status_text = f"HTTP {status}" if status is not None else "an error"
-        message = (
+        lead = (
             f"{self.server} at {endpoint} answered {status_text} for model "
-            f"{self.model!r}: {self._redact(_shorten(what))}. Likely fix: {hint}. "
-            f"Body: {snippet!r}"
+            f"{self.model!r}: {self._redact(_shorten(what)).rstrip('.')}."
         )
         output = model_output_tail(what)
+        kind = OracleResponseError if output is None else OracleOutputError
+        probe = kind(lead, endpoint=endpoint, status=status, body=snippet)
+        hint = classify_oracle_fault(probe).fix_for(self.model)
+        message = f"{lead} Likely fix: {hint}. Body: {snippet!r}"
         if output is not None:
             return OracleOutputError(
                 message, endpoint=endpoint, status=status, body=snippet, output=output
@@ -496,6 +503,13 @@ async def _next_or_none(iterator: AsyncIterator[_T]) -> _T | None:
         return await anext(iterator)
     except StopAsyncIteration:
         return None
+
+
+def _unread(body: str) -> str:
+    """What an error body without an error message is, in words."""
+    if not body.strip():
+        return "an empty body"
+    return "an HTML page" if body.lstrip().startswith("<") else "a body that is not JSON"
 
 
 def _shorten(text: str) -> str:

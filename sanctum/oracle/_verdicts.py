@@ -1,4 +1,4 @@
-"""How a model server's answer is judged: tool refusals, model-output failures, hints.
+"""How a model server's answer is judged: tool refusals, model-output failures.
 
 Private to the HTTP Oracles (re-exported by :mod:`sanctum.oracle._http`, whose names
 these stay). Pure functions over status codes and body text; standard library only.
@@ -19,7 +19,6 @@ __all__ = [
     "error_message_of",
     "error_status_of",
     "extract_error_message",
-    "hint_for",
     "is_model_output_failure",
     "is_schema_rejection",
     "is_tool_rejection",
@@ -204,44 +203,6 @@ def is_model_output_failure(err: BaseException) -> bool:
     if not isinstance(err, OracleResponseError):
         return False
     return _MODEL_OUTPUT_FAILURE.search(_error_text(err)) is not None
-
-
-def hint_for(status: int | None, text: str, *, model: str, server: str) -> str:
-    """The most likely fix for an error status and body."""
-    lowered = text.lower()
-    if _MODEL_OUTPUT_FAILURE.search(text):
-        return (
-            "the server could not parse the model's own output (a malformed tool call); "
-            "retry the request or use spell_calling='prompted'"
-        )
-    if any(pattern.search(text) for pattern in _TOOL_REJECTIONS):
-        if "--jinja" in lowered:
-            return (
-                "restart llama-server with --jinja to enable tool calling, or use "
-                "spell_calling='prompted' (or 'auto')"
-            )
-        if "enable-auto-tool-choice" in lowered:
-            return (
-                "start vLLM with --enable-auto-tool-choice --tool-call-parser <parser>, or "
-                "use spell_calling='prompted' (or 'auto')"
-            )
-        return (
-            f"model {model!r} has no native tool support: use spell_calling='prompted' "
-            "(or 'auto'), or pick a tool-capable model"
-        )
-    if status == 404 and "not found" in lowered and "pull" in lowered:
-        return f"pull the model first: `ollama pull {model}`"
-    if status == 404 and "model" in lowered:
-        return f"check the model name {model!r}: the server does not know it"
-    if status == 404:
-        return f"check base_url: {server} has no such endpoint"
-    if status in (401, 403):
-        return "check the API key (api_key= or api_key_env=)"
-    if "context" in lowered and ("exceed" in lowered or "too long" in lowered):
-        return "the prompt exceeds the model's context window: raise it or shorten the transcript"
-    if status is not None and status >= 500:
-        return "the model server failed; check its log (out of memory? model crashed?)"
-    return "check the request parameters (model, options, messages)"
 
 
 def extract_error_message(body: str) -> str | None:

@@ -9,8 +9,9 @@ on a local server, a context overflow, tools refused, a bug) are raised at once.
 
 The choice is recorded in the answer itself: when a fallback answered, the
 response's ``usage`` holds ``{"fallback": {"oracle": <arcana>, "failed": [{"oracle",
-"reason", "status"}, ...]}}``. The summon loop turns that into an ``OracleFellBack``
-Omen and an ``oracle`` key on the assistant message; a cassette records it with the
+"reason", "status"}, ...], "skipped": [<name>, ...]}}`` (``skipped`` only when a
+benched Oracle was passed over). The summon loop turns that into ``OracleFellBack``
+Omens and an ``oracle`` key on the assistant message; a cassette records it with the
 answer, so a replay takes the same path, and a resumed run reads it from its Seals.
 
 Benching is counted in consultations, never seconds: an Oracle that failed for a
@@ -45,6 +46,7 @@ from sanctum.oracle.base import Message, Oracle, OracleResponse, StreamingOracle
 from sanctum.oracle.classify import OracleFault, classify_oracle_fault
 
 __all__ = [
+    "BENCHED",
     "DEFAULT_BENCH_FOR",
     "FallbackOracle",
     "OracleChainExhausted",
@@ -54,6 +56,9 @@ __all__ = [
 
 DEFAULT_BENCH_FOR = 5
 """Consultations a benched Oracle (dead server, missing model) is skipped for."""
+
+BENCHED = "benched"
+"""The ``OracleFellBack`` reason of an Oracle passed over because it was benched."""
 
 _LEDGER: ContextVar[dict[str, Any] | None] = ContextVar("sanctum_bench_ledger", default=None)
 
@@ -123,8 +128,9 @@ class FallbackOracle(StreamingOracle):
             names; their ``arcana`` by default.
 
     Raises:
-        ValueError: With no fallback, a negative ``bench_for``, or ``names`` of the
-            wrong length.
+        ValueError: With no fallback, a negative ``bench_for``, ``names`` of the
+            wrong length, or the same Oracle object twice in the chain (also inside a
+            nested FallbackOracle): it would only be asked the same question again.
     """
 
     def __init__(
@@ -139,6 +145,7 @@ class FallbackOracle(StreamingOracle):
         if isinstance(bench_for, bool) or not isinstance(bench_for, int) or bench_for < 0:
             raise ValueError(f"bench_for must be an int >= 0 (consultations), not {bench_for!r}")
         self.oracles: tuple[Oracle, ...] = (primary, *fallbacks)
+        _refuse_repeats(self.oracles)
         if names is not None and len(names) != len(self.oracles):
             raise ValueError(
                 f"names has {len(names)} entries for {len(self.oracles)} oracles; give one "
@@ -168,15 +175,19 @@ class FallbackOracle(StreamingOracle):
         active = _LEDGER.get()
         return active if active is not None else self._own
 
-    def _order(self) -> list[int]:
-        """The chain for this consultation: benched Oracles last, never dropped."""
+    def _order(self) -> tuple[list[int], list[int]]:
+        """The chain for this consultation, benched Oracles last (never dropped).
+
+        Returns:
+            The indexes in the order to try, and the benched ones among them.
+        """
         ledger = self.ledger()
         ledger["consultations"] += 1
         now = ledger["consultations"]
         benched = ledger["benched"]
         awake = [i for i, name in enumerate(self.names) if benched.get(name, 0) < now]
         asleep = [i for i in range(len(self.oracles)) if i not in awake]
-        return awake + asleep
+        return awake + asleep, asleep
 
     def _judge(self, index: int, exc: BaseException, tried: int) -> _Attempt | None:
         """The attempt to record, or None to retry the same Oracle; raises when fatal."""
@@ -204,14 +215,24 @@ class FallbackOracle(StreamingOracle):
         )
 
     def _answered(
-        self, response: OracleResponse, index: int, attempts: list[_Attempt]
+        self, response: OracleResponse, index: int, attempts: list[_Attempt], asleep: list[int]
     ) -> OracleResponse:
+        """The answer, with ``usage["fallback"]`` when the primary did not give it.
+
+        ``skipped`` names the benched Oracles passed over (never asked), in chain order;
+        a benched Oracle that was asked after the others failed is not among them.
+        """
         if index != 0 or attempts:
-            usage = dict(response.usage)
-            usage["fallback"] = {
+            tried = {attempt.oracle for attempt in attempts} | {self.names[index]}
+            skipped = [self.names[i] for i in sorted(asleep) if self.names[i] not in tried]
+            record: dict[str, Any] = {
                 "oracle": self.names[index],
                 "failed": [attempt.record() for attempt in attempts],
             }
+            if skipped:
+                record["skipped"] = skipped
+            usage = dict(response.usage)
+            usage["fallback"] = record
             response = OracleResponse(response.text, list(response.spell_calls), usage)
         return response
 
@@ -244,7 +265,8 @@ class FallbackOracle(StreamingOracle):
 
     async def _first(self, ask: Callable[[Oracle], Awaitable[OracleResponse]]) -> OracleResponse:
         attempts: list[_Attempt] = []
-        for index in self._order():
+        order, asleep = self._order()
+        for index in order:
             tried = 0
             while True:
                 tried += 1
@@ -256,7 +278,7 @@ class FallbackOracle(StreamingOracle):
                         continue
                     attempts.append(attempt)
                     break
-                return self._answered(response, index, attempts)
+                return self._answered(response, index, attempts, asleep)
         raise self._exhausted(attempts)
 
     async def stream_response(
@@ -270,7 +292,8 @@ class FallbackOracle(StreamingOracle):
             OracleChainExhausted: Every Oracle failed before its first chunk.
         """
         attempts: list[_Attempt] = []
-        for index in self._order():
+        order, asleep = self._order()
+        for index in order:
             tried = 0
             while True:
                 tried += 1
@@ -278,7 +301,7 @@ class FallbackOracle(StreamingOracle):
                 try:
                     async for item in _responses(self.oracles[index], messages, spells):
                         if isinstance(item, OracleResponse):
-                            yield self._answered(item, index, attempts)
+                            yield self._answered(item, index, attempts, asleep)
                             return
                         started = True
                         yield item
@@ -297,6 +320,29 @@ class FallbackOracle(StreamingOracle):
         """Close every Oracle of the chain."""
         for oracle in self.oracles:
             await oracle.aclose()
+
+
+def _members(oracle: Oracle) -> Iterator[Oracle]:
+    """``oracle`` itself, or every Oracle of a (nested) FallbackOracle."""
+    if isinstance(oracle, FallbackOracle):
+        for inner in oracle.oracles:
+            yield from _members(inner)
+    else:
+        yield oracle
+
+
+def _refuse_repeats(oracles: Sequence[Oracle]) -> None:
+    """Raise ValueError when one Oracle object stands twice in a chain."""
+    seen: dict[int, int] = {}
+    for position, oracle in enumerate(oracles):
+        for member in _members(oracle):
+            first = seen.setdefault(id(member), position)
+            if first != position:
+                raise ValueError(
+                    f"the same Oracle object ({member.arcana}) stands twice in the fallback "
+                    f"chain (positions {first} and {position}); asking it again would only "
+                    "repeat its failure: give each Oracle once"
+                )
 
 
 def _distinct(names: Iterable[str]) -> list[str]:
@@ -328,12 +374,17 @@ async def _responses(
 def note_fallback(usage: Mapping[str, Any], message: dict[str, Any], writer: Writer) -> None:
     """Turn a fallback recorded in an answer's usage into Omens and an ``oracle`` key.
 
-    Used by the summon loop: for each Oracle that failed, an ``OracleFellBack`` Omen
-    naming who answered; the assistant ``message`` gets ``oracle: <who answered>``.
-    Does nothing when the primary answered (D7: the message keeps its seed shape).
+    Used by the summon loop and the plain ``oracle:`` Sigil: for each Oracle that
+    failed, an ``OracleFellBack`` Omen (an agent-mode stream event) naming who answered;
+    for each benched Oracle passed over without being asked, one with reason
+    ``"benched"`` (:data:`BENCHED`). The assistant ``message`` gets ``oracle: <who
+    answered>``. Does nothing when the primary answered (D7: the message keeps its seed
+    shape).
 
     Args:
-        usage: The answer's usage counters (``usage["fallback"]`` when a fallback answered).
+        usage: The answer's usage counters (``usage["fallback"]`` when a fallback
+            answered: ``{"oracle": str, "failed": [{"oracle", "reason", "status"}],
+            "skipped"?: [str]}``).
         message: The assistant message about to be stored; changed in place.
         writer: The Sigil's writer.
     """
@@ -351,3 +402,5 @@ def note_fallback(usage: Mapping[str, Any], message: dict[str, Any], writer: Wri
                 status=failed.get("status"),
             )
         )
+    for skipped in record.get("skipped") or []:
+        writer.emit(OracleFellBack(from_oracle=str(skipped), to_oracle=answered, reason=BENCHED))

@@ -28,6 +28,7 @@ from sanctum.oracle._llama_load import load_llama, probe_model
 from sanctum.oracle._openai_wire import note_ignored_tools
 from sanctum.oracle._threads import stream_from_thread
 from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
+from sanctum.oracle.classify import classify_oracle_fault
 from sanctum.oracle.openai_compat import (
     ToolCallAssembler,
     parse_openai_message,
@@ -234,12 +235,11 @@ class LlamaCppOracle(StreamingOracle):
 
     def _failure(self, exc: Exception) -> OracleResponseError:
         text = str(exc)
-        hint = "check the generation arguments"
-        if "context" in text.lower() or "exceed" in text.lower():
-            hint = "raise n_ctx or shorten the transcript"
+        lead = f"llama.cpp failed to answer with {self.model_path.name!r}: {text}."
+        probe = OracleResponseError(lead, endpoint=str(self.model_path), body=text[:500])
+        hint = classify_oracle_fault(probe).fix_for(self.model_path.name)
         return OracleResponseError(
-            f"llama.cpp failed to answer with {self.model_path.name!r}: {text}. "
-            f"Likely fix: {hint}.",
+            f"{lead} Likely fix: {hint}.",
             endpoint=str(self.model_path),
             status=None,
             body=text[:500],

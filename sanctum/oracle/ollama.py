@@ -478,12 +478,10 @@ class OllamaOracle(ServedOracle):
             yield OracleResponse(text=text, spell_calls=calls, usage={"oracle_output_errors": 1})
             return
         if not done:
-            raise OracleResponseError(
-                f"Ollama at {self._http.endpoint(_CHAT_PATH)} ended the stream before its "
-                f"final 'done' line (model {self.model!r}). Likely fix: check the Ollama "
-                "log; the model may have crashed or run out of memory.",
-                endpoint=self._http.endpoint(_CHAT_PATH),
-                status=200,
-                body="".join(parts)[-500:],
+            raise self._http.response_error(
+                url,
+                200,
+                "".join(parts)[-500:],
+                detail="the stream ended before its final 'done' line",
             )
         yield OracleResponse(text="".join(parts), spell_calls=calls, usage=usage)

@@ -411,13 +411,10 @@ class OpenAICompatibleOracle(ServedOracle):
             yield OracleResponse(text=text, usage={"oracle_output_errors": 1})
             return
         if not finished:
-            endpoint = self._http.endpoint(self._path)
-            raise OracleResponseError(
-                f"The OpenAI-compatible server at {endpoint} ended the stream without a "
-                f"finish_reason or [DONE] (model {self.model!r}). Likely fix: check the "
-                "server log; the model may have crashed or run out of memory.",
-                endpoint=endpoint,
-                status=200,
-                body="".join(parts)[-500:],
+            raise self._http.response_error(
+                url,
+                200,
+                "".join(parts)[-500:],
+                detail="the stream ended without a finish_reason or [DONE]",
             )
         yield OracleResponse(text="".join(parts), spell_calls=assembler.calls(), usage=usage)

@@ -32,6 +32,7 @@ from sanctum.errors import OracleConnectionError, OracleResponseError
 from sanctum.oracle._served import function_tools
 from sanctum.oracle._threads import stream_from_thread
 from sanctum.oracle.base import Message, OracleResponse, StreamingOracle
+from sanctum.oracle.classify import classify_oracle_fault
 from sanctum.oracle.robust import parse_spell_blocks
 
 __all__ = ["TransformersOracle", "to_chat_template_messages"]
@@ -278,11 +279,11 @@ class TransformersOracle(StreamingOracle):
 
     def _failure(self, exc: Exception) -> OracleResponseError:
         text = str(exc)
-        hint = "check generation_kwargs"
-        if "memory" in text.lower() or "length" in text.lower():
-            hint = "shorten the transcript, lower max_new_tokens, or use a smaller model"
+        lead = f"transformers failed to answer with {self.name!r}: {text}."
+        probe = OracleResponseError(lead, endpoint=self.name, body=text[:500])
+        hint = classify_oracle_fault(probe).fix_for(self.name)
         return OracleResponseError(
-            f"transformers failed to answer with {self.name!r}: {text}. Likely fix: {hint}.",
+            f"{lead} Likely fix: {hint}.",
             endpoint=self.name,
             status=None,
             body=text[:500],

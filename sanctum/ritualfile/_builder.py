@@ -157,27 +157,53 @@ class Builder:
         return self._oracle(name, sigil)
 
     def _oracle(self, name: str, sigil: str) -> Oracle | None:
-        """The oracle ``name``, wrapped in a FallbackOracle when its entry names a chain."""
-        oracle = self._one_oracle(name, sigil)
-        chain = [] if name in self.overrides else list(self.spec.oracles[name].fallback)
-        if oracle is None or not chain:
-            return oracle
-        others: list[Oracle] = []
-        for other in chain:
-            if other == name or other not in self.spec.oracles:
-                why = "itself" if other == name else f"{other!r}, which is not under `oracles:`"
+        """The oracle ``name``, wrapped in a FallbackOracle when its entry names a chain.
+
+        The chain is :meth:`chain`'s: ``name``, then the depth-first expansion of the
+        ``fallback:`` lists, each oracle once. An override (``--oracle``, ``oracles=``)
+        replaces the entry it names and keeps its place in the chain.
+        """
+        names = self.chain(name)
+        built: list[Oracle] = []
+        for member in names:
+            if member != name and member not in self.spec.oracles:
                 self.problems.add(
                     ("oracles", name, "fallback"),
-                    f"oracle {name!r}: fallback names {why}; name other oracles of the file",
+                    f"oracle {name!r}: its fallback chain names {member!r}, which is not "
+                    "under `oracles:`; name other oracles of the file",
                 )
                 return None
-            built = self._one_oracle(other, sigil)
-            if built is None:
+            oracle = self._one_oracle(member, sigil)
+            if oracle is None:
                 return None
-            others.append(built)
+            built.append(oracle)
+        if len(built) == 1:
+            return built[0]
         from sanctum.oracle.fallback import FallbackOracle
 
-        return FallbackOracle(oracle, *others, names=[name, *chain])
+        return FallbackOracle(*built, names=names)
+
+    def chain(self, name: str) -> list[str]:
+        """The names of ``name``'s fallback chain, ``name`` first.
+
+        The depth-first expansion of the ``fallback:`` lists: ``x: {fallback: [y]}``
+        and ``y: {fallback: [z]}`` give ``[x, y, z]``. Each oracle stands once: a name
+        met again (a cycle such as ``a → b → a``, or a repeat) is cut, so every oracle
+        of the file keeps its own chain. Names not under ``oracles:`` are kept, for
+        the caller to report.
+        """
+        names: list[str] = []
+
+        def visit(current: str) -> None:
+            if current in names:
+                return
+            names.append(current)
+            entry = self.spec.oracles.get(current)
+            for other in getattr(entry, "fallback", None) or ():
+                visit(other)
+
+        visit(name)
+        return names
 
     def _one_oracle(self, name: str, sigil: str) -> Oracle | None:
         if name in self.overrides:

@@ -319,10 +319,20 @@ class Checker:
                 self.problems.add(("codex",), str(exc))
 
     def _fallback(self, name: str, chain: list[str]) -> None:
-        """An oracle's ``fallback:`` names other oracles of the file, each once."""
+        """An oracle's ``fallback:`` names other oracles of the file, each once.
+
+        A repeat inside one list is an error at the second mention; a cycle across
+        entries (``a: [b]``, ``b: [a]``) is not: the compiled chain is the depth-first
+        expansion of the lists, each oracle once (``Builder.chain``).
+        """
         for index, other in enumerate(chain):
             path: YamlPath = ("oracles", name, "fallback", index)
-            if other == name:
+            if other in chain[:index]:
+                self.problems.add(
+                    path,
+                    f"oracle {name!r}: fallback names {other!r} twice; name each oracle once",
+                )
+            elif other == name:
                 self.problems.add(
                     path,
                     f"oracle {name!r} names itself as its fallback; name another oracle "

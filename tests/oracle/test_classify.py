@@ -72,7 +72,10 @@ OLLAMA_CASES = [
         ollama_error(503, "server busy, please try again.  maximum pending requests exceeded"),
         "overloaded",
     ),
-    (ollama_error(500, "unexpected server status: llm server loading model"), "server_error"),
+    (ollama_error(500, "unexpected server status: llm server loading model"), "loading"),
+    (ollama_error(500, "llama runner process has terminated: exit status 2"), "server_error"),
+    (ollama_error(500, "error loading model: invalid file magic"), "server_error"),
+    (Reply(404, b"404 page not found", content_type="text/plain"), "endpoint_not_found"),
     (ollama_error(400, "invalid options: num_ctxx"), "bad_request"),
 ]
 
@@ -114,7 +117,14 @@ OPENAI_CASES = [
         None,
     ),
     (llama_server_error(500, "tools param requires --jinja flag"), "tools_unsupported", None),
-    (llama_server_error(503, "Loading model"), "overloaded", None),
+    (llama_server_error(503, "Loading model"), "loading", None),
+    (llama_server_error(503, "Server busy: all slots are taken"), "overloaded", None),
+    (
+        Reply(404, b"<html>404 page not found</html>", content_type="text/html"),
+        "endpoint_not_found",
+        None,
+    ),
+    (Reply(405, b"Method Not Allowed", content_type="text/plain"), "endpoint_not_found", None),
     (llama_server_error(502, "bad gateway"), "server_error", None),
     (ollama_v1_error(429, "rate limit reached"), "rate_limited", None),
     (ollama_v1_error(401, "invalid api key"), "auth", None),

@@ -235,3 +235,63 @@ async def test_a_bench_ledger_carried_to_a_new_process_benches_as_the_first_woul
     assert second_dead.tries == 1  # consultation 7 only, as the first chain would have
     assert state["consultations"] == 7
     assert state["benched"] == {"dead": 12}
+
+
+def test_the_same_oracle_object_twice_is_refused() -> None:
+    once = ScriptedOracle([], arcana="a")
+    with pytest.raises(ValueError, match=r"same Oracle object \(a\) stands twice"):
+        FallbackOracle(once, once)
+    inner = FallbackOracle(ScriptedOracle([], arcana="b"), once)
+    with pytest.raises(ValueError, match="positions 0 and 1"):
+        FallbackOracle(once, inner)
+    # two objects alike are two Oracles: both are asked
+    FallbackOracle(ScriptedOracle([], arcana="a"), ScriptedOracle([], arcana="a"))
+
+
+async def test_a_benched_primary_passed_over_is_recorded_as_skipped() -> None:
+    dead = _Dead([], arcana="dead")
+    backup = ScriptedOracle(["first", "second"])
+    chain = FallbackOracle(dead, backup, bench_for=5, names=["fast", "solid"])
+    first = await chain.generate(HELLO)
+    assert first.usage["fallback"] == {
+        "oracle": "solid",
+        "failed": [{"oracle": "fast", "reason": "connection", "status": None}],
+    }
+    second = await chain.generate(HELLO)
+    assert second.usage["fallback"] == {"oracle": "solid", "failed": [], "skipped": ["fast"]}
+    assert dead.tries == 1
+
+
+async def test_a_benched_oracle_asked_last_is_not_skipped() -> None:
+    dead = _Dead([], arcana="dead")
+    flaky = ScriptedOracle(["asked last"])
+    chain = FallbackOracle(flaky, dead, bench_for=5, names=["flaky", "dead"])
+    # bench "flaky" by hand; "dead" fails, then the benched "flaky" answers last
+    with bench_ledger({"consultations": 0, "benched": {"flaky": 3}}):
+        answer = await chain.generate(HELLO)
+    assert answer.usage["fallback"] == {
+        "oracle": "flaky",
+        "failed": [{"oracle": "dead", "reason": "connection", "status": None}],
+    }
+
+
+async def test_a_skipped_oracle_becomes_an_omen_with_reason_benched() -> None:
+    from sanctum.omens.events import Omen, OracleFellBack
+    from sanctum.oracle.fallback import note_fallback
+
+    emitted: list[Omen] = []
+
+    class _Writer:
+        def emit(self, omen: Omen) -> None:
+            emitted.append(omen)
+
+        def write(self, payload: Any) -> None:
+            return
+
+    message: dict[str, Any] = {"role": "assistant", "content": "x"}
+    usage = {"fallback": {"oracle": "solid", "failed": [], "skipped": ["fast"]}}
+    note_fallback(usage, message, _Writer())  # type: ignore[arg-type]
+    assert message["oracle"] == "solid"
+    assert [
+        (o.from_oracle, o.to_oracle, o.reason) for o in emitted if isinstance(o, OracleFellBack)
+    ] == [("fast", "solid", "benched")]

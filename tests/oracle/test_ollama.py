@@ -223,7 +223,7 @@ async def test_tool_rejection_is_recognised(server: ModelServer) -> None:
     err = info.value
     assert err.status == 400
     assert "does not support tools" in err.body
-    assert "spell_calling='prompted'" in str(err)
+    assert "spell_calling: auto or prompted" in str(err)
     assert is_tool_rejection(err)
 
 

@@ -284,7 +284,7 @@ def test_assembler_without_index_and_repeated_names() -> None:
 
 async def test_stream_without_finish_or_done_is_an_error(server: ModelServer) -> None:
     server.reply(sse(oa_stream_events(["cut"], usage=False, finish=False), done=False))
-    with pytest.raises(OracleResponseError, match="ended the stream"):
+    with pytest.raises(OracleResponseError, match="stream ended without a finish_reason"):
         await collect(oracle_for(server))
 
 
@@ -324,14 +324,14 @@ async def test_tool_rejections_are_recognised(
     assert info.value.status == status
     assert is_tool_rejection(info.value)
     assert not is_model_output_failure(info.value)
-    assert "spell_calling='prompted'" in str(info.value)
+    assert "spell_calling: auto or prompted" in str(info.value)
 
 
 @pytest.mark.parametrize(
     ("reply", "status", "hint"),
     [
         (ollama_v1_error(404, 'model "x" not found, try pulling it first'), 404, "ollama pull"),
-        (llama_server_error(500, "Internal error: out of memory"), 500, "check its log"),
+        (llama_server_error(500, "Internal error: out of memory"), 500, "in memory"),
         (vllm_error(400, "temperature must be non-negative"), 400, "check the request"),
         (llama_server_error(400, "the request exceeds the available context size"), 400, "context"),
     ],
