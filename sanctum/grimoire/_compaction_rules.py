@@ -15,8 +15,10 @@ from typing import Any, Literal
 from sanctum.errors import ContextOverflowError
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT",
     "OUTPUT_MARGIN",
     "Overflow",
+    "answer_budget",
     "check_options",
     "max_output_limit",
     "overflow_error",
@@ -31,6 +33,24 @@ Overflow = Literal["nothing", "nothing_more", "after"]
 cut in an already compacted view, or a compaction that did not make the prompt fit."""
 
 _KINDS = {int: "an int", float: "a number"}
+
+DEFAULT_MAX_OUTPUT = 512
+"""Tokens kept free for the answer when ``max_output`` is not given and the window allows."""
+
+_MIN_AUTO_OUTPUT = 64
+
+
+def answer_budget(max_output: int | None, window: int) -> int:
+    """The tokens kept free for the answer in a window of ``window`` tokens.
+
+    An explicit ``max_output`` is used as given (its room was checked against a
+    declared window). Without one, :data:`DEFAULT_MAX_OUTPUT`, lowered to
+    :func:`max_output_limit` for small windows (never below 64): 2,048 → 512,
+    1,024 → 256, 512 → 64.
+    """
+    if max_output is not None:
+        return max_output
+    return max(_MIN_AUTO_OUTPUT, min(DEFAULT_MAX_OUTPUT, max_output_limit(window)))
 
 
 def max_output_limit(window: int) -> int:
@@ -89,8 +109,8 @@ def check_options(
         at: A share of the window in [0.1, 0.95], or None.
         keep_tail: A share of the window in [0.05, 0.6].
         quotes: Characters (int >= 0).
-        max_output: Tokens (int >= 1); with a window, at most
-            :func:`max_output_limit` of it.
+        max_output: Tokens (int >= 1) or None (:func:`answer_budget` decides); with
+            a window, at most :func:`max_output_limit` of it.
 
     Raises:
         ValueError: Naming the option, what it must be and what it was.
@@ -99,8 +119,8 @@ def check_options(
     _number("at", at, float, 0.1, 0.95, optional=True)
     _number("keep_tail", keep_tail, float, 0.05, 0.6)
     _number("quotes", quotes, int, 0)
-    _number("max_output", max_output, int, 1)
-    if window is not None and max_output > max_output_limit(window):
+    _number("max_output", max_output, int, 1, optional=True)
+    if window is not None and max_output is not None and max_output > max_output_limit(window):
         raise ValueError(room_problem(window, max_output))
 
 

@@ -38,6 +38,7 @@ from sanctum.errors import ContextOverflowError, OracleError
 from sanctum.grimoire._compaction_rules import (
     OUTPUT_MARGIN,
     Overflow,
+    answer_budget,
     check_options,
     max_output_limit,
     overflow_error,
@@ -51,6 +52,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "Compaction",
     "Thresholds",
+    "answer_budget",
     "estimate_tokens",
     "max_output_limit",
     "mechanical_summary",
@@ -189,6 +191,7 @@ class Compaction:
             summary.
         max_output: Tokens (int >= 1) kept free for the answer; with a declared
             ``window``, ``max_output + 256`` may take at most half of it (2,048 → 768).
+            ``None``: 512, lowered for small windows (1,024 → 256, 512 → 64).
 
     Raises:
         ValueError: If an option has the wrong type or is out of range, or
@@ -200,7 +203,7 @@ class Compaction:
     keep_tail: float = 0.2
     summarizer: Oracle | None = None
     quotes: int = 1200
-    max_output: int = 512
+    max_output: int | None = None
 
     def __post_init__(self) -> None:
         check_options(
@@ -348,7 +351,10 @@ class Compaction:
         new = dict(state)
         window = int(new.get("window") or self.window or DEFAULT_WINDOW)
         limits = thresholds(
-            window, at=self.at, keep_tail=self.keep_tail, max_output=self.max_output
+            window,
+            at=self.at,
+            keep_tail=self.keep_tail,
+            max_output=answer_budget(self.max_output, window),
         )
         cooldown = int(new.get("cooldown") or 0)
         if cooldown > 0 and not forced:

@@ -12,7 +12,7 @@ import pytest
 
 from sanctum.errors import ContextOverflowError, SigilExecutionError
 from sanctum.grimoire import Compaction, Tome, spell, summon
-from sanctum.grimoire.compaction import max_output_limit
+from sanctum.grimoire.compaction import answer_budget, max_output_limit, thresholds
 from sanctum.oracle import ScriptedOracle
 from sanctum.oracle.ollama import OllamaOracle
 from sanctum.oracle.openai_compat import OpenAICompatibleOracle
@@ -54,7 +54,7 @@ def ollama_overflow(request: Any = None) -> Reply:
         ({"quotes": -3}, "compact quotes must be >= 0, not -3"),
         ({"quotes": "1200"}, "compact quotes must be an int, not str '1200'"),
         ({"max_output": 0}, "compact max_output must be >= 1, not 0"),
-        ({"max_output": 1.5}, "compact max_output must be an int, not float 1.5"),
+        ({"max_output": 1.5}, "compact max_output must be an int or None, not float 1.5"),
         ({"at": "0.5"}, "compact at must be a number or None, not str '0.5'"),
         ({"at": 1.5}, "compact at must be in [0.1, 0.95], not 1.5"),
         ({"keep_tail": None}, "compact keep_tail must be a number, not NoneType None"),
@@ -83,7 +83,7 @@ def test_max_output_may_take_at_most_half_the_window_with_its_margin() -> None:
     with pytest.raises(ValueError, match="max_output 769 leaves no room"):
         Compaction(window=2048, max_output=769)
     with pytest.raises(ValueError, match="a window of at least 1536 tokens is needed"):
-        Compaction(window=512)
+        Compaction(window=512, max_output=512)
     assert Compaction(max_output=4096).window is None  # checked against a declared window
 
 
@@ -176,3 +176,11 @@ async def test_a_compacted_view_with_nothing_more_to_cut_says_so(server: ModelSe
     assert "the server reported a window of 2048 tokens" in message
     assert len(server.requests) == 7
     assert "[Summary of the earlier conversation" in str(server.requests[-1].json["messages"])
+
+
+def test_an_unwritten_max_output_shrinks_to_fit_small_windows() -> None:
+    assert Compaction(window=512).max_output is None  # accepted, not refused
+    budgets = [answer_budget(None, w) for w in (512, 1024, 2048, 8192)]
+    assert budgets == [64, 256, 512, 512]
+    assert answer_budget(300, 8192) == 300
+    assert thresholds(1024, max_output=answer_budget(None, 1024)).trigger == 512

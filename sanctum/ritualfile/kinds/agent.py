@@ -82,7 +82,11 @@ class CompactOptions(Strict):
     quotes: int = Field(
         1200, ge=0, description="Characters of user messages quoted in a mechanical summary."
     )
-    max_output: int = Field(512, ge=1, description="Tokens kept free for the answer.")
+    max_output: int | None = Field(
+        None,
+        ge=1,
+        description="Tokens kept free for the answer (default 512, lowered for small windows).",
+    )
 
 
 class RoleFile(Strict):
@@ -408,27 +412,24 @@ def _check_room(checker: Checker, path: Any, name: str, agent: AgentOptions) -> 
 
     Past :func:`~sanctum.grimoire.compaction.max_output_limit` (``max_output`` + 256 at
     most half the window) every consultation would compact again. Placed at
-    ``max_output:`` when it is written, else at ``compact:`` (the default 512).
+    ``max_output:``; an unwritten ``max_output`` shrinks to fit the window instead.
     """
     from sanctum.grimoire.compaction import max_output_limit
 
     options = agent.compact if isinstance(agent.compact, CompactOptions) else CompactOptions()
     window = getattr(checker.spec.oracles.get(agent.oracle), "context_window", None)
-    if not isinstance(window, int) or options.max_output <= max_output_limit(window):
-        return
+    wanted = options.max_output
+    if not isinstance(window, int) or wanted is None or wanted <= max_output_limit(window):
+        return  # unwritten, the answer budget shrinks to fit the window
     limit = max_output_limit(window)
-    written = isinstance(agent.compact, CompactOptions) and "max_output" in (
-        agent.compact.model_fields_set
-    )
     fix = (
         f"set `max_output:` under `compact:` to {limit} or less"
         if limit >= 1
-        else f"raise the oracle's `context_window:` to {2 * (options.max_output + 256)} or more"
+        else f"raise the oracle's `context_window:` to {2 * (wanted + 256)} or more"
     )
     checker.problems.add(
-        (*path, "max_output") if written else path,
-        f"sigil {name!r}: compact max_output {options.max_output}"
-        + ("" if written else " (the default)")
+        (*path, "max_output"),
+        f"sigil {name!r}: compact max_output {wanted}"
         + f" leaves no room for the prompt in oracle {agent.oracle!r}'s {window}-token "
         "context_window: max_output + 256 may take at most half the window, or every "
         f"consultation would compact again; {fix}",
