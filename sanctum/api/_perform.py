@@ -421,20 +421,22 @@ def _sigil_failure(failure: BaseException) -> str | None:
 
 
 def _echoed(echo: Any, kinds: frozenset[type[Omen]]) -> Any:
-    """The Omen inside (possibly nested) Circle echoes, named ``circle/sigil``, if wanted.
+    """The Omen inside (possibly nested) Circle echoes, placed in the run, if wanted.
 
     The ``tokens`` and ``agent`` stream modes yield only the outer graph's Omens (the
     specification wraps a Circle's inner Omens in CircleEchoed, an ``omens``-mode
     event); a person asking for tokens or agent events wants those of the Circles and
-    agents too.
+    agents too, placed in the run they asked for.
 
     Args:
-        echo: A CircleEchoed Omen.
+        echo: A CircleEchoed Omen (the outermost echo).
         kinds: The Omen classes to take out of their echo.
 
     Returns:
-        The innermost Omen with ``sigil`` set to the path of Circles and its Sigil, or
-        None when its class is not one of ``kinds``.
+        The innermost Omen with ``sigil`` set to the path of Circles and its Sigil, and
+        ``invocation_id`` and ``superstep`` set to the outer run's (the echo's), or
+        None when its class is not one of ``kinds``. The Circle's own invocation id
+        and superstep stay on the inner Omen of the echo (``--stream omens``).
     """
     import dataclasses
 
@@ -450,4 +452,10 @@ def _echoed(echo: Any, kinds: frozenset[type[Omen]]) -> Any:
     sigil = getattr(omen, "sigil", "")
     if not isinstance(sigil, str):
         return omen
-    return dataclasses.replace(omen, sigil="/".join([*path, sigil]))
+    placed: dict[str, Any] = {"sigil": "/".join([*path, sigil])}
+    fields = {field.name for field in dataclasses.fields(omen)}
+    if echo.invocation_id and "invocation_id" in fields:
+        placed["invocation_id"] = echo.invocation_id
+        if "superstep" in fields:
+            placed["superstep"] = echo.superstep
+    return dataclasses.replace(omen, **placed)

@@ -1,8 +1,10 @@
 """A recorded trace drawn as a rich Tree for ``sanctum trace show``.
 
 The trace document's format is :mod:`sanctum.tracing.document`'s: supersteps with
-their Sigils, spell calls, retries, repairs, rejections, Seals, the interrupt or
-failure, the final Aether and any Circles (drawn as nested trees). Every piece of text
+their Sigils, spell calls, retries, repairs, rejections, an agent's decisions (the
+agent-mode Omens kept in ``other_omens``: fallbacks, compactions, budgets, guards,
+approvals), Seals, the interrupt or failure, the final Aether and any Circles (drawn
+as nested trees). Every piece of text
 from the document is drawn with :func:`sanctum.cli._view.printable` inside a rich
 ``Text``, so no control character and no rich markup in it takes effect.
 """
@@ -16,6 +18,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from sanctum.cli._common import printable
+from sanctum.cli._omen_lines import AGENT_OMENS, agent_record_line, rejection_line
 from sanctum.cli._view import aether_tree, duration, short
 
 __all__ = ["duration", "trace_tree"]
@@ -110,9 +113,10 @@ def _folded(
 
 
 class _Details:
-    """The spell calls, retries, repairs and rejections of a trace, by superstep and Sigil.
+    """The spell calls, retries, repairs, rejections and agent decisions of a trace.
 
-    Indexed once, so drawing a long timeline does not scan every list per Sigil.
+    Indexed once by superstep and Sigil, so drawing a long timeline does not scan every
+    list per Sigil.
     """
 
     def __init__(self, trace: Mapping[str, Any]) -> None:
@@ -120,6 +124,8 @@ class _Details:
         self.retries = self._index(trace.get("retries"))
         self.repairs = self._index(trace.get("repairs"))
         self.rejections = self._index(trace.get("rejections"))
+        others = _records(trace.get("other_omens"))
+        self.agent = self._index([o for o in others if o.get("type") in _AGENT_TYPES])
 
     @staticmethod
     def _index(value: Any) -> dict[_Key, list[Mapping[str, Any]]]:
@@ -189,9 +195,23 @@ def _superstep(tree: Tree, step: Mapping[str, Any], details: _Details) -> None:
                 )
             )
         for reject in details.rejections.get(key, ()):
-            what = printable(reject.get("spell") or reject.get("ward"))
-            reason = printable(reject.get("reason"), lines=True)
-            node.add(Text(f"✗ rejected {what}: {reason}", style="bold red"))
+            node.add(Text(_rejection(reject, entry.get("sigil")), style="bold red"))
+        for event in details.agent.get(key, ()):
+            said = agent_record_line(event, printable(entry.get("sigil")))
+            if said is not None:
+                node.add(Text(said.strip(), style="bold yellow"))
+
+
+_AGENT_TYPES = frozenset(kind.__name__ for kind in AGENT_OMENS)
+
+
+def _rejection(reject: Mapping[str, Any], sigil: Any) -> str:
+    """A rejected spell call (or the dropped calls of a final answer), or a vetoed delta."""
+    spell = reject.get("spell")
+    if isinstance(spell, str) and reject.get("kind") != "delta":
+        return rejection_line(spell, reject.get("reason"), printable(sigil)).strip()
+    what = printable(spell or reject.get("ward"))
+    return f"✗ rejected {what}: {printable(reject.get('reason'), lines=True)}"
 
 
 def _seals(tree: Tree, seals: Sequence[Mapping[str, Any]], fold: bool) -> None:

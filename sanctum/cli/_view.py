@@ -22,14 +22,11 @@ from rich.text import Text
 from rich.tree import Tree
 
 from sanctum.cli._common import EPHEMERAL_NOTE, make_console, printable
+from sanctum.cli._omen_lines import agent_line, rejection_line
 from sanctum.omens.events import (
-    ApprovalRequested,
     CircleEchoed,
-    CompactionStalled,
     DeltaRejected,
-    LoopGuardTripped,
     Omen,
-    OracleFellBack,
     RiteBegan,
     SealWritten,
     SigilBegan,
@@ -40,15 +37,20 @@ from sanctum.omens.events import (
     SuperstepBegan,
     SuperstepCompleted,
     TokenEmitted,
-    TranscriptCompacted,
-    TurnBudgetReached,
 )
 from sanctum.omens.modes import STREAM_MODES
 
 if TYPE_CHECKING:
     from sanctum.api import RunResult
 
-__all__ = ["RunView", "aether_tree", "agent_line", "duration", "printable", "short"]
+__all__ = [
+    "RunView",
+    "aether_tree",
+    "agent_line",
+    "duration",
+    "printable",
+    "short",
+]
 
 _TOKEN_TAIL = 160
 
@@ -229,7 +231,10 @@ class RunView:
             inner = omen.omen
             if isinstance(inner, TokenEmitted):
                 self._token(f"{omen.circle}/{inner.sigil or '?'}", inner.payload)
-            elif isinstance(inner, SigilRetried | SpellCallRepaired | SpellCallRejected):
+            elif isinstance(inner, SpellCallRejected):
+                who = f"{printable(omen.circle)}/{printable(inner.sigil or '?')}"
+                self._print(Text(rejection_line(inner.spell, inner.reason, who), style="bold red"))
+            elif isinstance(inner, SigilRetried | SpellCallRepaired):
                 self.omen(inner)
             else:
                 self._echoed_agent(omen)
@@ -250,13 +255,8 @@ class RunView:
                 )
             )
         elif isinstance(omen, SpellCallRejected):
-            self._print(
-                Text(
-                    f"  ✗ rejected spell call {printable(omen.spell)}: "
-                    f"{printable(omen.reason, lines=True)}",
-                    style="bold red",
-                )
-            )
+            who = printable(omen.sigil or "?")
+            self._print(Text(rejection_line(omen.spell, omen.reason, who), style="bold red"))
         elif isinstance(omen, DeltaRejected):
             reason = f": {printable(omen.reason, lines=True)}" if omen.reason else ""
             self._print(
@@ -451,43 +451,6 @@ def answer_hint(result: RunResult) -> str:
             "--update approvals=JSON edits them)"
         )
     return "  (add --update KEY=VALUE to answer; see `sanctum resume --help`)"
-
-
-def agent_line(omen: Omen, *, circle: str = "") -> str | None:
-    """The highlighted line of an ``agent``-mode Omen, or None for any other Omen.
-
-    Args:
-        omen: Any Omen.
-        circle: The Circle that echoed it, if any (prefixed to the Sigil's name).
-
-    Returns:
-        One line such as ``"  ⇄ answer: oracle local failed (connection); backup
-        answered"``, or None when ``omen`` is not one the view highlights.
-    """
-    sigil = printable(getattr(omen, "sigil", "") or "?")
-    who = f"{printable(circle)}/{sigil}" if circle else sigil
-    if isinstance(omen, OracleFellBack):
-        status = f", HTTP {omen.status}" if omen.status is not None else ""
-        return (
-            f"  ⇄ {who}: oracle {printable(omen.from_oracle)} failed "
-            f"({printable(omen.reason)}{status}); {printable(omen.to_oracle)} answered"
-        )
-    if isinstance(omen, TranscriptCompacted):
-        forced = ", forced by an overflow" if omen.forced else ""
-        return (
-            f"  ⋯ {who}: compacted {omen.covered} messages into a summary (~"
-            f"{omen.saved_tokens} tokens saved, by {printable(omen.summarizer)}{forced})"
-        )
-    if isinstance(omen, CompactionStalled):
-        return f"  ⋯ {who}: compaction stopped: {printable(omen.reason, lines=True)}"
-    if isinstance(omen, TurnBudgetReached):
-        return f"  ⏱ {who}: {omen.turns} turns spent; asking for a final answer"
-    if isinstance(omen, LoopGuardTripped):
-        did = "halted the loop at" if omen.action == "halt" else "blocked a call of"
-        return f"  ✋ {who}: the loop guard {did} {printable(omen.spell)} ({printable(omen.code)})"
-    if isinstance(omen, ApprovalRequested):
-        return f"  ⏸ {who}: a call of {printable(omen.spell)} waits for approval"
-    return None
 
 
 _DRAWN_MODES = frozenset({"updates", "values", "tokens"})

@@ -9,8 +9,9 @@ OracleResponseError) live in the stdlib-only ``sanctum.oracle._http``.
 ``PromptedSpellCalling`` (prompted tool calling, :mod:`sanctum.oracle.robust`) is also
 available here, as in the original engine, and so are ``ConstrainedSpellCalling``
 (output held to a JSON Schema, :mod:`sanctum.oracle.constrained`), ``FallbackOracle``
-(a chain of Oracles, :mod:`sanctum.oracle.fallback`) and ``classify_oracle_fault``
-(:mod:`sanctum.oracle.classify`); all are imported on first use (PEP 562).
+(a chain of Oracles, :mod:`sanctum.oracle.fallback`), ``classify_oracle_fault`` and
+the ``OracleFault`` it returns (:mod:`sanctum.oracle.classify`); all are imported on
+first use (PEP 562).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from sanctum.errors import (
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall, StreamingOracle
 
 if typing.TYPE_CHECKING:
-    from sanctum.oracle.classify import classify_oracle_fault
+    from sanctum.oracle.classify import OracleFault, classify_oracle_fault
     from sanctum.oracle.constrained import ConstrainedSpellCalling
     from sanctum.oracle.fallback import FallbackOracle
     from sanctum.oracle.robust import PromptedSpellCalling
@@ -41,6 +42,7 @@ __all__ = [
     "Oracle",
     "OracleConnectionError",
     "OracleError",
+    "OracleFault",
     "OracleOutputError",
     "OracleResponse",
     "OracleResponseError",
@@ -56,6 +58,7 @@ __all__ = [
 _LAZY = {
     "ConstrainedSpellCalling": "sanctum.oracle.constrained",
     "FallbackOracle": "sanctum.oracle.fallback",
+    "OracleFault": "sanctum.oracle.classify",
     "PromptedSpellCalling": "sanctum.oracle.robust",
     "classify_oracle_fault": "sanctum.oracle.classify",
 }

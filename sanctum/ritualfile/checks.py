@@ -177,7 +177,7 @@ class Checker:
             return
         if name not in pool:
             self.problems.add(
-                path, f"{what} {name!r} does not exist{did_you_mean(name, pool)}{hint}"
+                path, f"{what} {name!r} does not exist{_then(did_you_mean(name, pool), hint)}"
             )
 
     def target(self, path: YamlPath, name: str, owner: str, *, who: str | None = None) -> None:
@@ -201,7 +201,7 @@ class Checker:
             self.problems.add(
                 path,
                 f"sigil {owner!r} writes {name!r}, which is not a conduit"
-                f"{did_you_mean(name, self.conduits)}; declare it under `aether:`",
+                f"{_then(did_you_mean(name, self.conduits), '; declare it under `aether:`')}",
             )
 
     def expression(self, path: YamlPath, source: str, owner: str, known: Collection[str]) -> None:
@@ -398,8 +398,11 @@ class Checker:
             if reducer not in BUILTIN_REDUCERS and not is_reference(reducer):
                 self.problems.add(
                     ("aether", name, "reducer"),
-                    f"unknown reducer {reducer!r}{did_you_mean(reducer, BUILTIN_REDUCERS)}; "
-                    f"use {', '.join(BUILTIN_REDUCERS)} or 'module:function'",
+                    f"unknown reducer {reducer!r}"
+                    + _then(
+                        did_you_mean(reducer, BUILTIN_REDUCERS),
+                        f"; use {', '.join(BUILTIN_REDUCERS)} or 'module:function'",
+                    ),
                 )
             needed = _REDUCER_TYPES.get(reducer)
             if needed is not None and conduit.type is not None and conduit.type not in needed:
@@ -506,8 +509,11 @@ class Checker:
             if exception_class(name) is None:
                 self.problems.add(
                     (*path, "retry_on", index),
-                    f"unknown exception {name!r}{did_you_mean(name, _exception_names())}; "
-                    "name a builtin exception or one from sanctum.errors",
+                    f"unknown exception {name!r}"
+                    + _then(
+                        did_you_mean(name, _exception_names()),
+                        "; name a builtin exception or one from sanctum.errors",
+                    ),
                 )
 
     def _sigil(self, name: str, sigil: Any) -> None:
@@ -581,3 +587,15 @@ def _a_value(types: tuple[str, ...]) -> str:
 
 def _shown(value: Any) -> str:
     return "null" if value is None else f"{type(value).__name__} {value!r:.40}"
+
+
+def _then(suggestion: str, advice: str) -> str:
+    """A did-you-mean followed by the general advice, as two sentences.
+
+    ``"; did you mean 'x'?"`` and ``"; define it under `oracles:`"`` become
+    ``"; did you mean 'x'? If not, define it under `oracles:`"``; either alone is
+    returned as it is.
+    """
+    if not suggestion or not advice:
+        return suggestion or advice
+    return f"{suggestion} If not, {advice.removeprefix('; ')}"

@@ -222,3 +222,11 @@ async def test_a_missing_model_is_pulled_on_ollama_and_loaded_elsewhere(
     server.reply(ollama_error(404, "model 'qwen2.5:7b' not found"))
     ollama, _ = await _fault(OllamaOracle("qwen2.5:7b", base_url=server.url))
     assert "ollama pull" in ollama.fix
+
+
+def test_the_fault_type_is_exported_with_the_function() -> None:
+    import sanctum.oracle as oracle
+    from sanctum.oracle.classify import OracleFault as Defined
+
+    assert oracle.OracleFault is Defined
+    assert isinstance(oracle.classify_oracle_fault(RuntimeError()), oracle.OracleFault)

@@ -41,8 +41,8 @@ def test_unknown_targets_with_did_you_mean(tmp_path: Path) -> None:
         "14:11: sigil 'finish' points to 'ENDD', which is not a sigil; did you mean 'END'?",
         "15:24: on_error of sigil 'finish' names 'clasify', which is not a sigil; "
         "did you mean 'classify'?",
-        "15:44: unknown exception 'TimeoutErr'; did you mean 'TimeoutError'?; name a builtin "
-        "exception or one from sanctum.errors",
+        "15:44: unknown exception 'TimeoutErr'; did you mean 'TimeoutError'? If not, name a "
+        "builtin exception or one from sanctum.errors",
     ]
 
 
@@ -402,4 +402,23 @@ def test_scatter_pick_must_be_a_key_of_the_result(tmp_path: Path) -> None:
     assert problems_of(path) == [
         "7:44: scatter of sigil 'a' picks 'reslt', a key its sigil's result never has; "
         "did you mean 'result'? (its keys: result)"
+    ]
+
+
+def test_a_did_you_mean_and_the_advice_read_as_two_sentences(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """
+        sanctum: 1
+        name: t
+        aether: {said: {}}
+        oracles:
+          tiny: {provider: scripted, responses: ["hi"]}
+        entry: ask
+        sigils:
+          ask: {oracle: tny, prompt: "hi", output: said, next: END}
+        """,
+    )
+    assert problems_of(path) == [
+        "8:17: oracle 'tny' does not exist; did you mean 'tiny'? If not, define it under `oracles:`"
     ]

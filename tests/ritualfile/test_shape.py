@@ -55,7 +55,7 @@ def test_misspelled_kind_still_checks_the_sigil(tmp_path: Path) -> None:
     assert problems_of(path) == [
         f"8:5: unknown key 'orcale' in sigil 'a'; did you mean 'oracle'? "
         f"(kind keys: {KINDS}; other keys: {COMMON})",
-        "8:13: oracle 'oo' does not exist; did you mean 'o'?; define it under `oracles:`",
+        "8:13: oracle 'oo' does not exist; did you mean 'o'? If not, define it under `oracles:`",
         "9:13: sigil 'a': 'nme' is not a conduit or input; declare it under `aether:` or "
         "`inputs:` (to write the text nme, quote it inside the expression: \"'nme'\")",
         "11:5: unknown key 'bogus' in sigil 'a' (allowed: description, join, messages, next, "
