@@ -321,12 +321,13 @@ def _agent_event(omen: Mapping[str, Any]) -> str:
     """What an agent-loop Omen says, in words (every value escaped)."""
     kind = omen.get("type")
     if kind == "OracleFellBack":
+        source = f"<strong>{esc(omen.get('from_oracle'))}</strong>"
+        answered = f"<strong>{esc(omen.get('to_oracle'))}</strong> answered"
+        if omen.get("reason") == "benched":  # passed over, never asked
+            return f"{source} skipped (benched); {answered}"
         status = omen.get("status")
         http = f", HTTP {esc(status)}" if status is not None else ""
-        return (
-            f"<strong>{esc(omen.get('from_oracle'))}</strong> failed ({esc(omen.get('reason'))}"
-            f"{http}); <strong>{esc(omen.get('to_oracle'))}</strong> answered"
-        )
+        return f"{source} failed ({esc(omen.get('reason'))}{http}); {answered}"
     if kind == "TranscriptCompacted":
         forced = " (forced by an overflow)" if omen.get("forced") is True else ""
         return (

@@ -188,3 +188,20 @@ def test_trace_show_lists_budget_compaction_and_the_dropped_calls() -> None:
 
 def test_a_record_of_another_type_has_no_agent_line() -> None:
     assert agent_record_line({"type": "SigilBegan"}, "s") is None
+
+
+def test_an_oracle_override_keeps_the_entrys_fallback_chain(agent_ritual: Path) -> None:
+    dead = f"ollama:other@127.0.0.1:{closed_port()}"
+    done = invoke(
+        [*RUN, agent_ritual.name, "--json", "--stream", "agent", "--oracle", f"main={dead}"],
+        agent_ritual.parent,
+    )
+    assert done.exit_code == 0, done.output
+    fell, result = _lines(done.stdout)
+    assert (fell["from_oracle"], fell["to_oracle"], fell["reason"]) == (
+        "main",
+        "tiny",
+        "connection",
+    )
+    assert isinstance(result["aether"], dict)
+    assert result["aether"]["answer"] == "from the fallback"

@@ -174,3 +174,21 @@ async def test_an_override_of_the_primary_keeps_its_chain(
         await dead.aclose()
     assert out["said"] == "from z"
     assert out["messages"][0]["usage"]["fallback"]["oracle"] == "z"
+
+
+async def test_a_benched_primary_is_named_as_skipped_in_the_next_run(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    text = RITUAL.replace("{url}", url).replace(
+        'responses: ["from the fallback"]', 'responses: ["first", "second"]'
+    )
+    rite = compile_ritual(write(tmp_path, text))
+    try:  # outside an agent loop the chain's own ledger spans the process's runs
+        omens = [omen async for omen in rite.astream({}, mode="agent")]
+        omens += [omen async for omen in rite.astream({}, mode="agent")]
+    finally:
+        await rite.aclose()
+    fell = [omen for omen in omens if isinstance(omen, OracleFellBack)]
+    assert [(o.from_oracle, o.to_oracle, o.reason) for o in fell] == [
+        ("main", "tiny", "connection"),
+        ("main", "tiny", "benched"),
+    ]

@@ -46,6 +46,14 @@ async def test_fallbacks_compactions_and_cache_hits_reach_the_trace(tmp_path: Pa
     assert {"OracleFellBack", "TranscriptCompacted"} <= kinds
     html = agent_section(document)
     assert "<strong>fast</strong> failed (connection); <strong>tiny</strong> answered" in html
+    # the next consultations pass the benched "fast" over, and say so
+    assert "<strong>fast</strong> skipped (benched); <strong>tiny</strong> answered" in html
+    skipped = [
+        message["usage"]["fallback"]
+        for message in document["final_aether"]["messages"]
+        if "fallback" in message.get("usage", {})
+    ]
+    assert skipped[1] == {"oracle": "tiny", "failed": [], "skipped": ["fast"]}
     assert "summary by <strong>mechanical</strong> covers" in html
     assert "<td>850</td>" in html  # the cached prompt tokens of the last consultation
     assert 'id="agent"' in body_sections(document)
