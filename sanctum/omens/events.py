@@ -330,7 +330,8 @@ class OracleFellBack(Omen):
     of a consultation:
     ``from_oracle`` failed for ``reason`` (a ``classify_oracle_fault`` reason such as
     ``"connection"``; ``status`` its HTTP status when there was one) and ``to_oracle``
-    answered the same request.
+    answered the same request. An Oracle still benched from an earlier failure and
+    passed over without being asked gets one too, with ``reason="benched"``.
     """
 
     mode: ClassVar[str] = "agent"
