@@ -90,9 +90,11 @@ async def test_a_fallback_in_the_loop_gives_an_omen_and_marks_the_answer() -> No
     chain = FallbackOracle(_Dead([]), ScriptedOracle(script(1)), names=["fast", "tiny"])
     final, omens = await run(summon(chain, Tome([page])))
     fell = [o for o in omens if isinstance(o, OracleFellBack)]
-    # the dead primary is benched after its first failure: one Omen, two answers by tiny
+    # the dead primary is benched after its first failure, then passed over: two answers
+    # by tiny, the second naming the skip
     assert [(o.from_oracle, o.to_oracle, o.reason) for o in fell] == [
-        ("fast", "tiny", "connection")
+        ("fast", "tiny", "connection"),
+        ("fast", "tiny", "benched"),
     ]
     answers = [m for m in final["messages"] if m["role"] == "assistant"]
     assert [m["oracle"] for m in answers] == ["tiny", "tiny"]
