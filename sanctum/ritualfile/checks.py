@@ -590,12 +590,7 @@ def _shown(value: Any) -> str:
 
 
 def _then(suggestion: str, advice: str) -> str:
-    """A did-you-mean followed by the general advice, as two sentences.
-
-    ``"; did you mean 'x'?"`` and ``"; define it under `oracles:`"`` become
-    ``"; did you mean 'x'? If not, define it under `oracles:`"``; either alone is
-    returned as it is.
-    """
+    """``"; did you mean 'x'? If not, <advice>"`` (either alone: as it is)."""
     if not suggestion or not advice:
         return suggestion or advice
     return f"{suggestion} If not, {advice.removeprefix('; ')}"
