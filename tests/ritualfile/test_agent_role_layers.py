@@ -176,3 +176,16 @@ def test_validate_warns_when_the_context_reads_an_input(tmp_path: Path) -> None:
         "every caller is trusted"
     ]
     assert validate_warnings(ritual(tmp_path / "clean", LAYERS)) == []
+
+
+def test_an_empty_role_file_name_is_placed_and_named(tmp_path: Path) -> None:
+    path = ritual(tmp_path, LAYERS.replace("SOUL.md", '""'))
+    assert located(path) == ["21:24: sigil 'work': role file is empty; name a file such as SOUL.md"]
+
+
+def test_a_role_file_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "persona").mkdir()
+    path = ritual(tmp_path, LAYERS.replace("SOUL.md", "persona"))
+    problems = located(path)
+    assert len(problems) == 1
+    assert problems[0].startswith("21:24: sigil 'work': role file 'persona' is a folder (")

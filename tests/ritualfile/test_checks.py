@@ -37,7 +37,7 @@ def test_unknown_targets_with_did_you_mean(tmp_path: Path) -> None:
         "did you mean 'category'?",
         "10:13: sigil 'classify' points to 'finsh', which is not a sigil; did you mean 'finish'?",
         "13:11: sigil 'finish' sets 'categry', which is not a conduit; did you mean "
-        "'category'?; declare it under `aether:`",
+        "'category'? If not, declare it under `aether:`",
         "14:11: sigil 'finish' points to 'ENDD', which is not a sigil; did you mean 'END'?",
         "15:24: on_error of sigil 'finish' names 'clasify', which is not a sigil; "
         "did you mean 'classify'?",

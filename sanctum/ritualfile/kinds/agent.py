@@ -465,7 +465,17 @@ def _role_file(
     The file must lie inside the project folder ``root`` (as tome folders must).
     """
     where = (*path, "stable", "file")
+    if not written.strip():
+        problems.add(where, f"sigil {name!r}: role file is empty; name a file such as SOUL.md")
+        return None
     found = (folder / written).resolve()
+    if found.is_dir():
+        problems.add(
+            where,
+            f"sigil {name!r}: role file {written!r} is a folder ({found}); name a text file "
+            "inside it, such as SOUL.md",
+        )
+        return None
     if found != root and not found.is_relative_to(root):
         problems.add(
             where,

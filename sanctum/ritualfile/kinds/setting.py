@@ -57,10 +57,12 @@ def check_set_values(
             if (*base, key) in checker.loaded.plain_boolean_keys:
                 checker.quoted_hint((*base, key), key=True)
             elif key not in checker.conduits:
+                hint = did_you_mean(key, checker.conduits)
+                advice = " If not, declare it" if hint else "; declare it"
                 checker.problems.add(
                     (*base, key),
-                    f"sigil {name!r} sets {key!r}, which is not a conduit"
-                    f"{did_you_mean(key, checker.conduits)}; declare it under `aether:`",
+                    f"sigil {name!r} sets {key!r}, which is not a conduit{hint}{advice} "
+                    "under `aether:`",
                     key=True,
                 )
         if isinstance(value, str):
