@@ -209,7 +209,8 @@ class ServedOracle(Strict):
         description="Oracles (names under `oracles:`) that answer the same request, in "
         "order, when this one fails in a way a fallback may hide: nobody listens, the "
         "model is missing or out of memory, a 5xx or timeout after one retry. A 400, a "
-        "context overflow or refused tools are raised, never hidden.",
+        "context overflow or refused tools are raised, never hidden. The chain is the "
+        "depth-first expansion of the `fallback:` lists, each oracle once (a cycle is cut).",
     )
     context_window: int | None = Field(
         None,
