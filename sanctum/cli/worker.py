@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from sanctum.cli._common import EXIT_STATUS_HELP, guarded
+from sanctum.cli._common import guarded
 
-__all__ = ["register", "worker"]
+__all__ = ["WORKER_STATUS_HELP", "register", "worker"]
 
 
 @guarded
@@ -36,7 +36,8 @@ def worker(
         typer.Option(
             "--stale",
             metavar="SECONDS",
-            help="A worker silent this long is dead; its invocations are taken over.",
+            help="Silent this long, this worker counts as dead and its invocations are taken "
+            "over (more than twice --heartbeat; recorded, so every worker judges it by it).",
         ),
     ] = 60.0,
     sweep: Annotated[
@@ -57,9 +58,14 @@ def worker(
         ),
     ] = None,
 ) -> None:
-    """Run queued invocations until stopped (Ctrl-C or SIGTERM); one line per segment."""
+    """Run queued invocations until stopped (Ctrl-C or SIGTERM); one line per segment.
+
+    The first Ctrl-C or SIGTERM hands each running invocation back at its next Seal,
+    for any worker to go on at once, then exits 0; a second one stops at once.
+    """
     from sanctum import api
 
+    _check(heartbeat=heartbeat, stale=stale, sweep=sweep, poll=poll)
     api.work(
         codex,
         queues=queue or None,
@@ -70,10 +76,48 @@ def worker(
     )
 
 
+def _check(*, heartbeat: float, stale: float, sweep: float, poll: float) -> None:
+    """Refuse timings a worker cannot keep, before connecting (queue names are
+    refused by ``api.work``, before connecting too).
+
+    Raises:
+        typer.BadParameter: Naming the option (exit status 2).
+    """
+    import math
+
+    for option, value in (
+        ("--heartbeat", heartbeat),
+        ("--stale", stale),
+        ("--sweep", sweep),
+        ("--poll", poll),
+    ):
+        if not math.isfinite(value) or value <= 0:
+            raise typer.BadParameter(
+                f"{value:g} is not a number of seconds above 0", param_hint=option
+            )
+    if stale <= 2 * heartbeat:
+        raise typer.BadParameter(
+            f"{stale:g} s must be more than twice --heartbeat ({heartbeat:g} s): a worker "
+            f"that beats every {heartbeat:g} s and is late once would be counted dead "
+            f"(six times the heartbeat, as the defaults, leaves room: --stale {6 * heartbeat:g})",
+            param_hint="--stale",
+        )
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``sanctum worker`` to the root app."""
     app.command("worker", epilog=WORKER_EPILOG)(worker)
 
+
+WORKER_STATUS_HELP = """\
+Exit status:
+  0    stopped by Ctrl-C or SIGTERM: each running invocation was handed back at its
+       next Seal, and any worker goes on from there
+  1    the codex's PostgreSQL server cannot be reached (at the start or later)
+  2    bad usage: a bad option value, a codex that is not PostgreSQL
+  130  a second Ctrl-C stopped it at once (143: a second SIGTERM); its running
+       invocations are taken over by the other workers, from their last Seal"""
+"""The exit statuses of ``sanctum worker`` (no invocation's status: it runs many)."""
 
 WORKER_EPILOG = f"""\
 Examples:
@@ -81,5 +125,5 @@ Examples:
   sanctum worker --codex postgresql://sanctum@db/sanctum --queue gpu-box-3 --concurrency 8
   sanctum worker --codex postgresql://sanctum@db/sanctum --project-dir ~/src/our-rituals
 
-{EXIT_STATUS_HELP}"""
+{WORKER_STATUS_HELP}"""
 """The ``sanctum worker --help`` epilog."""

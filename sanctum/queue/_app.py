@@ -3,8 +3,11 @@
 The only module (with its siblings) that imports procrastinate. Ritual sources are kept
 in ``sanctum_queue_rituals`` (digest, file name, text) beside the Codex's tables, so a
 worker on another machine needs the sanctum package and the ritual's Python code
-(installed, importable), not the submitter's file paths. Why a segment job failed is
-kept in ``sanctum_queue_failures`` (job id, first line of the error).
+(installed, importable), not the submitter's file paths. Why a segment job failed (or
+was taken over) is kept in ``sanctum_queue_failures`` (job id, first line of the
+error). Each running worker's own timings are kept in ``sanctum_queue_workers``
+(procrastinate worker id, name, heartbeat and stale seconds), so the stalled-job sweep
+judges every worker by its own stale limit (see ``sanctum.queue._sweep``).
 """
 
 from __future__ import annotations
@@ -89,6 +92,11 @@ async def open_app(app: Any, conninfo: str) -> None:
                 "CREATE TABLE IF NOT EXISTS sanctum_queue_failures (job_id bigint PRIMARY KEY, "
                 "reason text NOT NULL)"
             )
+            await app.connector.execute_query_async(
+                "CREATE TABLE IF NOT EXISTS sanctum_queue_workers (worker_id bigint PRIMARY KEY "
+                "REFERENCES procrastinate_workers(id) ON DELETE CASCADE, name text NOT NULL, "
+                "heartbeat double precision NOT NULL, stale double precision NOT NULL)"
+            )
             await lock.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
     except Exception as exc:
         await app.close_async()
@@ -148,6 +156,25 @@ def _location(codex: str) -> str:
     return f"{host}:{port}/{dbname}"
 
 
+def _check_ports(codex: str) -> None:
+    """Refuse a port that is no number from 1 to 65535 (each, for several hosts).
+
+    Raises:
+        SealError: Naming the bad port (never the rest of the URL: it may hold a
+            password).
+    """
+    from psycopg.conninfo import conninfo_to_dict
+
+    ports = str(conninfo_to_dict(codex).get("port") or "")
+    for port in ports.split(",") if ports else ():
+        text = port.strip()
+        if not (text.isascii() and text.isdigit() and 1 <= int(text) <= 65535):
+            raise SealError(
+                f"the port in the PostgreSQL URL must be a number from 1 to 65535, not "
+                f"{text!r}; write postgresql://user@host:port/dbname"
+            )
+
+
 async def check_codex(codex: str, *, wait: int = 5) -> None:
     """Refuse a Codex that is not PostgreSQL, and one whose server cannot be reached.
 
@@ -159,8 +186,8 @@ async def check_codex(codex: str, *, wait: int = 5) -> None:
         wait: Seconds to wait for the server.
 
     Raises:
-        SealError: If ``codex`` is no ``postgresql://`` URL (a SQLite file, ``memory:``)
-            or cannot be parsed.
+        SealError: If ``codex`` is no ``postgresql://`` URL (a SQLite file, ``memory:``),
+            cannot be parsed, or names a port that is no number from 1 to 65535.
         CodexUnavailableError: If the server cannot be reached or refuses the login.
     """
     if not codex.startswith(_SCHEMES):
@@ -172,6 +199,7 @@ async def check_codex(codex: str, *, wait: int = 5) -> None:
 
     try:
         location = _location(codex)
+        _check_ports(codex)
     except psycopg.Error:
         raise SealError(
             "the PostgreSQL connection string could not be parsed (not shown: it may hold "

@@ -1,7 +1,10 @@
 """One segment of an Invocation on a queue worker: lease, load, run, report.
 
 A segment is idempotent: a start job that finds Seals resumes from the latest; a resume
-job whose token a Seal of the history already records resumes without its updates.
+job whose token a Seal of the history already records resumes without its updates. So
+a segment handed back by a stopping worker (:class:`HandBack`, raised by the worker's
+Codex right after a Seal was written) or taken from a dead one is simply deferred
+again, with the same arguments, and goes on from the latest Seal.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from sanctum.codex.frontier import END_NAME
 from sanctum.errors import Interrupt, LeaseLost, SealError
 from sanctum.queue._project import PROJECT_KEY
 
-__all__ = ["QUEUED_KEY", "TOKEN_KEY", "Outcome", "run_segment"]
+__all__ = ["QUEUED_KEY", "TOKEN_KEY", "HandBack", "Outcome", "run_segment", "state_of"]
 
 TOKEN_KEY = "resume_token"
 """Metadata key of the resume token on every Seal of a queued resume."""
@@ -29,10 +32,21 @@ QUEUED_KEY = "queued"
 submitted from, "queue": its queue}`` (the worker runs a private copy of the file)."""
 
 
+class HandBack(BaseException):
+    """A stopping worker's segment stops here: its latest Seal is written.
+
+    Raised by the worker's Codex out of the Seal write that follows a SIGTERM or
+    Ctrl-C, so the superstep in flight completed and is sealed and the next one never
+    starts. A BaseException, like a cancellation: the engine records no failure for
+    it. :func:`run_segment` reports it as the outcome ``handed-back``.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a segment ended: ``done``, ``paused``, ``lease-lost``, ``skipped`` (nothing
-    to run) or ``failed``; the epoch it ran under, Seals written, wall seconds."""
+    """How a segment ended: ``done``, ``paused``, ``handed-back`` (its worker is
+    stopping; deferred again), ``lease-lost``, ``skipped`` (nothing to run) or
+    ``failed``; the epoch it ran under, Seals written, wall seconds."""
 
     invocation_id: str
     outcome: str
@@ -48,7 +62,9 @@ class Outcome:
         )
 
 
-def _state(head: Any) -> str:
+def state_of(head: Any) -> str:
+    """``new`` (no Seal), ``paused``, ``failed``, ``done`` or ``incomplete`` (stopped
+    between supersteps) of an Invocation's head Seal."""
     if head is None:
         return "new"
     if isinstance(head.metadata.get("interrupt"), Mapping):
@@ -75,7 +91,8 @@ async def run_segment(
     Raises:
         SanctumError: What the ritual raised (the job fails; the Codex holds a
             failure Seal). LeaseLost, and a head conflict once the lease moved on,
-            are reported as the outcome ``lease-lost``, not raised.
+            are reported as the outcome ``lease-lost``, not raised; a
+            :class:`HandBack` as ``handed-back``.
     """
     from sanctum.ritualfile import load
 
@@ -86,7 +103,7 @@ async def run_segment(
     try:
         head = await codex.get(inv)
         before = await _count(codex, inv)
-        state = _state(head)
+        state = state_of(head)
         call: dict[str, Any] | None = None
         project = args.get("project")
         file = _loaded(ritual_path, load, project)
@@ -122,6 +139,8 @@ async def run_segment(
             finally:
                 with contextlib.suppress(Exception):  # the Oracles' connections it built
                     await rite.aclose()
+    except HandBack:
+        outcome = "handed-back"
     except LeaseLost:
         outcome = "lease-lost"
     except SealError:

@@ -1,9 +1,25 @@
-"""``sanctum worker``: run segment jobs, and sweep dead workers' jobs back into the queue.
+"""``sanctum worker``: run segment jobs, sweep dead workers' jobs, stop without a double run.
 
 Avoids procrastinate's known traps (see docs/scale-out.md): every worker has a unique
 name (host, pid, random); it sweeps once at start-up and then every ``sweep`` seconds
 in a plain loop (no ``lock`` on the sweeper, issue #1408); segments have ``retry=0``
-and no ``scheduled_at`` (issues #1543, #1599).
+and no ``scheduled_at`` (issues #1543, #1599). procrastinate's own start-up prune of
+"stalled" workers is switched off: it would judge every worker by *this* one's stale
+limit; the sweep judges each by its own (``sanctum.queue._sweep``).
+
+Stopping: procrastinate, asked to stop, cancels its heartbeat first and then waits for
+the running jobs; a worker that took longer than the others' stale limit would be
+counted dead while it still ran. So this worker handles SIGINT and SIGTERM itself:
+
+* the first one stops fetching, keeps the worker's heartbeat going, and makes every
+  running segment stop right after its next Seal (:class:`~sanctum.queue._draining.
+  DrainingCodex`); each such segment is deferred again at once as a fresh job, which
+  any other worker continues from that Seal. When the last has handed back, the worker
+  unregisters and ``run_worker`` returns (``sanctum worker`` exits 0);
+* a second one stops the process at once (exit status 128 + the signal: 130 for
+  SIGINT, 143 for SIGTERM) after deleting its worker row, so the next sweep of any
+  worker takes its segments over, as after a SIGKILL but without waiting ``stale``
+  seconds; the superstep each was running is run again by the taker.
 """
 
 from __future__ import annotations
@@ -13,10 +29,11 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import socket
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +48,20 @@ from sanctum.queue._app import (
     private_folder,
     record_failure,
 )
-from sanctum.queue._jobs import WorkerTimings
+from sanctum.queue._jobs import WorkerTimings, check_queue_name, defer_again
 from sanctum.queue._project import Checkout
 from sanctum.queue._segment import Outcome, run_segment
+from sanctum.queue._sweep import forget_worker, record_worker, sweep
 
-__all__ = ["SegmentFailed", "run_worker", "sweep", "worker_name"]
+__all__ = ["SegmentFailed", "run_worker", "worker_name"]
 
 _log = logging.getLogger("sanctum.queue")
+
+_NEVER = 10 * 365 * 86400.0
+"""procrastinate's ``stalled_worker_timeout`` and heartbeat period: its start-up prune
+never fires, and the one heartbeat is this module's (which goes on while stopping)."""
+_LAST_WORDS = 1.0
+"""Seconds a worker stopped at once waits to delete its worker row before exiting."""
 
 
 class SegmentFailed(SanctumError):
@@ -68,31 +92,13 @@ def worker_name() -> str:
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-async def sweep(app: Any, stale: float) -> int:
-    """Put the segments of workers silent for ``stale`` seconds back in the queue.
-
-    Returns:
-        How many were re-queued.
-    """
-    manager = app.job_manager
-    count = 0
-    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=stale):
-        try:
-            await manager.retry_job(job)
-            count += 1
-        except Exception as exc:  # e.g. a resume of the same invocation waits already
-            _log.warning("cannot re-queue stalled job %s: %s", job.id, exc)
-    with contextlib.suppress(Exception):
-        await manager.prune_stalled_workers(seconds_since_heartbeat=stale)
-    return count
-
-
 def _quiet_takeovers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """Say in one line that a zombie could not finish a job another worker finished.
+    """Say in one line that a zombie could not finish a job another worker took over.
 
-    A worker frozen past the stall timeout comes back, meets LeaseLost and then fails
-    to mark its job finished (the taker did); procrastinate leaves that error to the
-    event loop. Anything else goes to the loop's default handler.
+    A worker frozen past its stale limit comes back, meets LeaseLost and then fails to
+    mark its job finished (the sweep ended that job row and gave the segment a fresh
+    one); procrastinate leaves that error to the event loop. Anything else goes to the
+    loop's default handler.
     """
     exc = context.get("exception")
     if exc is not None and 'not in "doing"' in str(getattr(exc, "__cause__", "")):
@@ -106,17 +112,6 @@ def _quiet_takeovers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -
     loop.default_exception_handler(context)
 
 
-async def _sweeping(app: Any, timings: WorkerTimings) -> None:
-    while True:
-        try:
-            found = await sweep(app, timings.stale)
-            if found:
-                _log.info("re-queued %d stalled segment(s)", found)
-        except Exception as exc:
-            _log.warning("stalled-job sweep failed: %s", exc)
-        await asyncio.sleep(timings.sweep)
-
-
 async def run_worker(
     codex: str,
     *,
@@ -128,7 +123,13 @@ async def run_worker(
     log: Any = None,
     project_dir: Path | None = None,
 ) -> None:
-    """Run segment jobs from the queue until cancelled (SIGINT/SIGTERM end it cleanly).
+    """Run segment jobs from the queue until SIGINT or SIGTERM (see the module).
+
+    The first SIGINT or SIGTERM hands every running segment back at its next Seal and
+    returns once they have; a second one ends the process at once with status 128 +
+    the signal number (``os._exit``: the running segments are left to the other
+    workers' stalled-job sweep). In a thread other than the main one no signal is
+    handled; cancel the task instead (its running segments are then aborted).
 
     Oracles with ``max_concurrency_global`` share PostgreSQL advisory-lock slots of the
     Codex's database with every other worker (one extra connection, opened on the first
@@ -137,9 +138,11 @@ async def run_worker(
     Args:
         codex: The PostgreSQL URL of the Codex (the queue lives in its database).
         queues: Queue names to take jobs from (all when None).
-        concurrency: Segments run at once by this process.
+        concurrency: Segments run at once by this process (at least 1).
         name: The worker's name (a unique one when None).
-        timings: Heartbeat, staleness, sweep and poll periods (seconds).
+        timings: Heartbeat, staleness, sweep and poll periods (seconds); checked by
+            :meth:`WorkerTimings.check`. This worker's ``stale`` is recorded with it:
+            every sweep judges it by that limit.
         cache: A folder of this user's, mode 0700, for the stored ritual files (a
             fresh private one, removed at the end, when None).
         log: A text stream for one line per segment (stderr when None).
@@ -148,120 +151,294 @@ async def run_worker(
             their digests match (a job is refused, one line, when one does not).
 
     Raises:
-        SealError: If procrastinate is missing, ``codex`` is not PostgreSQL,
-            ``cache`` is not private, or ``project_dir`` is not a folder.
+        ValueError: If a timing is refused by :meth:`WorkerTimings.check`, or
+            ``concurrency`` is below 1.
+        SealError: If procrastinate is missing, ``codex`` is not PostgreSQL, a queue
+            name is refused by ``check_queue_name``, ``cache`` is not private, or
+            ``project_dir`` is not a folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
-
     timings = timings or WorkerTimings()
-    me = name or worker_name()
+    timings.check()
+    for queue in queues or ():
+        check_queue_name(queue)
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     out = log or sys.stderr
     await check_codex(codex)
     checkout = Checkout(project_dir)
     folder = private_folder(cache)
-    try:
-        await _serve(codex, queues, concurrency, name, me, timings, folder, out, checkout)
-    finally:
+
+    def cleanup() -> None:
         if cache is None:
             shutil.rmtree(folder, ignore_errors=True)
 
+    serving = _Serving(codex, queues, concurrency, name, timings, folder, out, checkout)
+    try:
+        await serving.serve(cleanup)
+    finally:
+        cleanup()
 
-async def _serve(
-    codex: str,
-    queues: Sequence[str] | None,
-    concurrency: int,
-    name: str | None,
-    me: str,
-    timings: WorkerTimings,
-    folder: Path,
-    out: Any,
-    checkout: Checkout,
-) -> None:
-    from sanctum.codex.postgres import PostgresCodex
-    from sanctum.oracle.limits import shared_slots
-    from sanctum.queue._slots import PostgresSlots
 
-    app = make_app(codex)
-    store = PostgresCodex(codex, max_size=concurrency + 1)
-    await store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
-    await open_app(app, codex)
-    paths: dict[str, Path] = {}
+class _Serving:
+    """One worker process's state: its App, Codex, running segments and stop requests."""
 
-    running: set[str] = set()
+    def __init__(
+        self,
+        codex: str,
+        queues: Sequence[str] | None,
+        concurrency: int,
+        name: str | None,
+        timings: WorkerTimings,
+        folder: Path,
+        out: Any,
+        checkout: Checkout,
+    ) -> None:
+        from sanctum.queue._draining import DrainingCodex
 
-    async def segment(context: Any, **args: Any) -> str:
-        digest, inv = str(args["digest"]), str(args["invocation_id"])
-        if inv in running:  # swept back while this process still runs it: it goes on
-            print(Outcome(inv, "skipped", 0, 0, 0.0).line(me), file=out, flush=True)
-            return "skipped"
-        running.add(inv)
+        self.codex = codex
+        self.queues = list(queues) if queues else None
+        self.concurrency = concurrency
+        self.name = name
+        self.me = name or worker_name()
+        self.timings = timings
+        self.folder = folder
+        self.out = out
+        self.checkout = checkout
+        self.app = make_app(codex)
+        self.store = DrainingCodex(codex, max_size=concurrency + 1)
+        self.paths: dict[str, Path] = {}
+        self.running: dict[str, asyncio.Event] = {}
+        """Invocations this process runs a segment of, each with its end."""
+        self.worker: Any = None
+        self.signals = 0
+        self.handed = 0
+        """Segments handed back since the first stop signal."""
+        self.abandoning: asyncio.Future[None] | None = None
+        self.cleanup: Callable[[], None] = lambda: None
+
+    def say(self, line: str) -> None:
+        print(line, file=self.out, flush=True)
+
+    # ----------------------------------------------------------------- the segment task
+
+    async def segment(self, context: Any, **args: Any) -> str:
+        """The procrastinate task: run one segment, or hand it back when stopping."""
+        inv = str(args["invocation_id"])
+        while inv in self.running:  # swept back while this process still runs it
+            await self.running[inv].wait()
+        self.running[inv] = asyncio.Event()
         began = asyncio.get_running_loop().time()
         try:
-            project = args.get("project")
-            if project is not None:
-                path = checkout.ritual(project)
+            if self.store.draining:  # fetched as the worker began to stop: untouched
+                result = Outcome(inv, "handed-back", 0, 0, 0.0)
             else:
-                if digest not in paths:
-                    file_name, source = await fetch_source(app, digest)
-                    paths[digest] = materialise(file_name, source, folder)
-                path = paths[digest]
-            result = await run_segment(store, me, path, args)
+                result = await run_segment(self.store, self.me, self._ritual(args), args)
+            tail = ""
+            if result.outcome == "handed-back":
+                job = context.job
+                again = await defer_again(self.app, job.queue, args, priority=job.priority)
+                tail = f" requeued={again if again is not None else '-'}"
+                self.handed += 1
         except Exception as exc:
             reason = first_line(exc)
             seconds = asyncio.get_running_loop().time() - began
-            line = Outcome(inv, "failed", 0, 0, seconds).line(me)
-            print(f"{line} error={reason}", file=out, flush=True)
+            self.say(f"{Outcome(inv, 'failed', 0, 0, seconds).line(self.me)} error={reason}")
             with contextlib.suppress(Exception):
-                await record_failure(app, int(context.job.id), reason)
+                await record_failure(self.app, int(context.job.id), reason)
             raise SegmentFailed(reason) from exc
         finally:
-            running.discard(inv)
-        print(result.line(me), file=out, flush=True)
+            self.running.pop(inv).set()
+        self.say(result.line(self.me) + tail)
         return result.outcome
 
-    app.task(name=SEGMENT_TASK, retry=0, pass_context=True)(segment)
-    quiet = _NoSegmentTracebacks()
-    logging.getLogger("procrastinate.worker").addFilter(quiet)
-    served = ", ".join(queues) if queues else "all"
-    project = f", project {checkout.folder}" if checkout.folder is not None else ""
-    print(
-        f"worker {me} ready: queues {served}, concurrency {concurrency}{project}",
-        file=out,
-        flush=True,
-    )
-    asyncio.get_running_loop().set_exception_handler(_quiet_takeovers)
-    sweeper = asyncio.create_task(_sweeping(app, timings))
-    slots = PostgresSlots(codex)
-    try:
-        with shared_slots(slots):  # the jobs' tasks, created inside, inherit it
-            while True:
-                try:
-                    await app.run_worker_async(
-                        queues=list(queues) if queues else None,
-                        name=me,
-                        concurrency=concurrency,
-                        update_heartbeat_interval=timings.heartbeat,
-                        stalled_worker_timeout=timings.stale,
-                        fetch_job_polling_interval=timings.poll,
-                        install_signal_handlers=True,
-                    )
-                    break
-                except Exception as exc:
-                    if "procrastinate_jobs_worker_id_fkey" not in str(exc.__cause__):
-                        raise
-                    old = me
-                    me = worker_name() if name is None else f"{name}-{uuid.uuid4().hex[:4]}"
-                    print(
-                        f"worker {old} was silent over {timings.stale:g} s and counted dead by "
-                        f"the others; it rejoins as {me}",
-                        file=out,
-                        flush=True,
-                    )
-    finally:
-        logging.getLogger("procrastinate.worker").removeFilter(quiet)
-        sweeper.cancel()
-        with contextlib.suppress(BaseException):
-            await sweeper
-        await slots.aclose()
-        await app.close_async()
-        await store.aclose()
+    def _ritual(self, args: dict[str, Any]) -> Any:
+        """The ritual file a job runs (its awaitable fetch is done by :meth:`_fetch`)."""
+        project = args.get("project")
+        if project is not None:
+            return self.checkout.ritual(project)
+        return self.paths[str(args["digest"])]
+
+    async def _fetch(self, args: dict[str, Any]) -> None:
+        digest = str(args["digest"])
+        if args.get("project") is None and digest not in self.paths:
+            file_name, source = await fetch_source(self.app, digest)
+            self.paths[digest] = materialise(file_name, source, self.folder)
+
+    async def task(self, context: Any, **args: Any) -> str:
+        """What procrastinate calls: the stored ritual fetched, then :meth:`segment`."""
+        if not self.store.draining:
+            try:
+                await self._fetch(args)
+            except Exception as exc:
+                reason = first_line(exc)
+                inv = str(args["invocation_id"])
+                self.say(f"{Outcome(inv, 'failed', 0, 0, 0.0).line(self.me)} error={reason}")
+                with contextlib.suppress(Exception):
+                    await record_failure(self.app, int(context.job.id), reason)
+                raise SegmentFailed(reason) from exc
+        return await self.segment(context, **args)
+
+    # ------------------------------------------------------------------------- signals
+
+    def on_signal(self, signum: int) -> None:
+        """First SIGINT/SIGTERM: hand back at the next Seals; second: stop at once."""
+        self.signals += 1
+        if self.signals == 1:
+            self.store.drain()
+            count = len(self.running)
+            self.say(
+                f"worker {self.me} stopping: {count} running invocation(s) hand back at "
+                "their next Seal, for any worker to go on; Ctrl-C again to stop at once"
+            )
+            if self.worker is not None:
+                self.worker.stop()
+            return
+        self.say(
+            f"worker {self.me} stopped at once: {len(self.running)} running invocation(s) "
+            "left to the other workers' stalled-job sweep (the superstep in flight runs "
+            "again)"
+        )
+        code = 128 + signum
+        asyncio.get_running_loop().call_later(_LAST_WORDS * 2, self._exit, code)
+        self.abandoning = asyncio.ensure_future(self._abandon(code))
+
+    async def _abandon(self, code: int) -> None:
+        """Delete this worker's row (so the sweep takes its jobs now), then exit."""
+        worker_id = getattr(self.worker, "worker_id", None)
+        if worker_id is not None:
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(forget_worker(self.app, worker_id), _LAST_WORDS)
+        self._exit(code)
+
+    def _exit(self, code: int) -> None:
+        with contextlib.suppress(Exception):
+            self.cleanup()
+            sys.stderr.flush()
+            self.out.flush()
+        os._exit(code)
+
+    # ---------------------------------------------------------------------- the loops
+
+    async def _sweeping(self) -> None:
+        while True:
+            try:
+                for old, again in await sweep(self.app, self.timings.stale):
+                    shown = again if again is not None else "-"
+                    self.say(f"takeover worker={self.me} job={old} requeued={shown}")
+            except Exception as exc:
+                _log.warning("stalled-job sweep failed: %s", exc)
+            await asyncio.sleep(self.timings.sweep)
+
+    async def _beating(self, worker: Any) -> None:
+        """Record this worker's timings once registered, then beat every ``heartbeat``
+        seconds until it unregisters (procrastinate's own beat, which would end as
+        soon as the worker is asked to stop, is switched off)."""
+        while worker.worker_id is None:  # noqa: ASYNC110 — procrastinate sets no event
+            await asyncio.sleep(0.01)
+        try:
+            await record_worker(self.app, worker.worker_id, self.me, self.timings)
+        except Exception as exc:
+            _log.warning("cannot record the worker's timings: %s", exc)
+        while True:
+            await asyncio.sleep(self.timings.heartbeat)
+            worker_id = worker.worker_id
+            if worker_id is None:
+                return
+            try:
+                await self.app.job_manager.update_heartbeat(worker_id)
+            except Exception as exc:
+                _log.warning("heartbeat failed: %s", exc)
+
+    async def _run_once(self) -> None:
+        from procrastinate.worker import Worker
+
+        worker: Any = Worker(
+            self.app,
+            queues=self.queues,
+            name=self.me,
+            concurrency=self.concurrency,
+            fetch_job_polling_interval=self.timings.poll,
+            install_signal_handlers=False,
+            update_heartbeat_interval=_NEVER,
+            stalled_worker_timeout=_NEVER,
+        )
+        self.worker = worker
+        beating = asyncio.create_task(self._beating(worker))
+        try:
+            await worker.run()
+        finally:
+            beating.cancel()
+            with contextlib.suppress(BaseException):
+                await beating
+
+    async def _work(self) -> None:
+        """Run procrastinate's worker; rejoin under a new name when counted dead."""
+        while not self.store.draining:
+            try:
+                await self._run_once()
+                return
+            except Exception as exc:
+                if "procrastinate_jobs_worker_id_fkey" not in str(exc.__cause__):
+                    raise
+                old = self.me
+                self.me = (
+                    worker_name() if self.name is None else f"{self.name}-{uuid.uuid4().hex[:4]}"
+                )
+                self.say(
+                    f"worker {old} was silent over {self.timings.stale:g} s and counted dead "
+                    f"by the others; it rejoins as {self.me}"
+                )
+
+    async def serve(self, cleanup: Callable[[], None]) -> None:
+        """Open the App and Codex, run until stopped (see the module), close them."""
+        from sanctum.oracle.limits import shared_slots
+        from sanctum.queue._slots import PostgresSlots
+
+        self.cleanup = cleanup
+        await self.store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
+        await open_app(self.app, self.codex)
+        self.app.task(name=SEGMENT_TASK, retry=0, pass_context=True)(self.task)
+        quiet = _NoSegmentTracebacks()
+        logging.getLogger("procrastinate.worker").addFilter(quiet)
+        served = ", ".join(self.queues) if self.queues else "all"
+        where = self.checkout.folder
+        project = f", project {where}" if where is not None else ""
+        self.say(
+            f"worker {self.me} ready: queues {served}, concurrency {self.concurrency}{project}"
+        )
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(_quiet_takeovers)
+        handled = _handle_signals(loop, self.on_signal)
+        sweeper = asyncio.create_task(self._sweeping())
+        slots = PostgresSlots(self.codex)
+        try:
+            with shared_slots(slots):  # the jobs' tasks, created inside, inherit it
+                await self._work()
+        finally:
+            for signum in handled:
+                loop.remove_signal_handler(signum)
+            logging.getLogger("procrastinate.worker").removeFilter(quiet)
+            sweeper.cancel()
+            with contextlib.suppress(BaseException):
+                await sweeper
+            await slots.aclose()
+            await self.app.close_async()
+            await self.store.aclose()
+        if self.signals:
+            self.say(f"worker {self.me} stopped ({self.handed} invocation(s) handed back)")
+
+
+def _handle_signals(
+    loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]
+) -> list[signal.Signals]:
+    """Route SIGINT and SIGTERM to ``handler(signum)``; the signals handled (none off
+    the main thread, or where the loop cannot)."""
+    handled: list[signal.Signals] = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, handler, int(signum))
+        except (NotImplementedError, RuntimeError, ValueError):
+            continue
+        handled.append(signum)
+    return handled

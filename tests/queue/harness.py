@@ -22,6 +22,10 @@ from tests.codex.pg import postgres_url
 
 ROOT = Path(__file__).resolve().parents[2]
 RITUAL = Path(__file__).with_name("ten.yaml")
+PACED = Path(__file__).with_name("paced.yaml")
+"""Six supersteps held at a gate file the test opens (``tests/queue/paced.py``)."""
+PACED_PAUSE = Path(__file__).with_name("paced_pause.yaml")
+"""Two paced supersteps, a pause (answered with :data:`ANSWER`), two more."""
 ANSWER = {"approved": True, "notes": ["approved"]}
 """The updates that answer the ritual's one interrupt (``notes`` is an ``append``)."""
 FAST = ["--heartbeat", "0.3", "--stale", "2", "--sweep", "0.25", "--poll", "0.2"]
@@ -211,3 +215,30 @@ def lease_epochs(url: str) -> dict[str, int]:
     return {
         str(i): int(e) for i, e in query(url, "SELECT invocation_id, epoch FROM sanctum_leases")
     }
+
+
+def exit_status(worker: Worker, seconds: float) -> int:
+    """The worker's exit status, once it has exited; fails after ``seconds``."""
+    try:
+        return worker.proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"worker {worker.name} still runs:\n{worker.text()}") from None
+
+
+def job_rows(url: str, ident: str) -> list[tuple[int, str]]:
+    """``(job id, status)`` of every segment job of ``ident``, oldest first."""
+    rows = query(
+        url, "SELECT id, status::text FROM procrastinate_jobs WHERE lock = %s ORDER BY id", ident
+    )
+    return [(int(row[0]), str(row[1])) for row in rows]
+
+
+def wait_for_line(worker: Worker, text: str, seconds: float = 30) -> str:
+    """The first line of the worker's log holding ``text``, once there is one."""
+    return str(
+        wait_for(
+            lambda: next((ln for ln in worker.text().splitlines() if text in ln), None),
+            seconds,
+            worker.text,
+        )
+    )
