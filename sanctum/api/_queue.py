@@ -27,6 +27,11 @@ def submit(
 ) -> list[str]:
     """Store the ritual in the Codex and queue one Invocation per input mapping.
 
+    Every input is bound (checked against the ritual's ``inputs:``) before anything is
+    queued, and all that do not fit are reported together, as :func:`run_batch` does:
+    one ``path:line: reason`` line each for a :class:`BatchLine` from
+    :func:`read_batch`, ``input N: reason`` otherwise.
+
     Args:
         ritual: The ritual file (YAML).
         inputs: One mapping of input values per Invocation.
@@ -42,15 +47,21 @@ def submit(
 
     Raises:
         RitualFileError: If the ritual file is missing or malformed.
-        RitualInputError: If an input does not fit (nothing is queued).
-        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, the
+        RitualInputError: If inputs do not fit (nothing is queued), every one listed.
+        SealError: If ``queue`` is empty, longer than 128 characters or holds a
+            control character, the queue extra is missing, ``codex`` is not PostgreSQL, the
             ritual needs files beside it a worker would not have (Python modules,
             spell folders, circle files) and ``parts_from_worker`` is False, or a
             part lies outside the ritual's project folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
+    from sanctum.api._batch import _bind_all
+    from sanctum.queue import check_queue_name
     from sanctum.queue import submit as queue_submit
+    from sanctum.ritualfile import load
 
+    check_queue_name(queue)
+    _bind_all(load(ritual), inputs)  # every misfit at once, at its file:line
     return asyncio.run(
         queue_submit(ritual, inputs, codex=codex, queue=queue, parts_from_worker=parts_from_worker)
     )
@@ -66,7 +77,13 @@ def work(
     log: TextIO | None = None,
     project_dir: str | Path | None = None,
 ) -> None:
-    """Run queued segments until interrupted (SIGINT or SIGTERM end it cleanly).
+    """Run queued segments until stopped by SIGINT or SIGTERM.
+
+    The first signal hands every running invocation back at its next Seal (the
+    superstep in flight completes and is sealed; a fresh job lets any worker go on at
+    once) and returns once all have; a second one ends the process at once with
+    status 128 + the signal (130 for SIGINT, 143 for SIGTERM), leaving its running
+    invocations to the other workers' stalled-job sweep.
 
     Args:
         codex: The PostgreSQL URL of the Codex.
@@ -74,7 +91,9 @@ def work(
         concurrency: Segments run at once.
         name: A unique worker name (one is made when None).
         timings: ``(heartbeat, stale, sweep, poll)`` seconds; production defaults
-            ``(10, 60, 10, 5)`` when None.
+            ``(10, 60, 10, 5)`` when None. Each above 0, and ``stale`` more than twice
+            ``heartbeat``. This worker's ``stale`` is recorded with it, so the other
+            workers' sweeps judge it by its own limit, whatever theirs.
         log: Where the one-line-per-segment log goes (stderr when None); a failed
             segment is one line ending ``error=<first line of the error>``.
         project_dir: The project's folder on this machine, for rituals submitted with
@@ -85,8 +104,10 @@ def work(
     ``max_concurrency_global`` across every worker of the Codex (advisory locks).
 
     Raises:
-        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, or
-            ``project_dir`` is not a folder.
+        ValueError: If a timing is not a number of seconds above 0, ``stale`` is not
+            more than twice ``heartbeat``, or ``concurrency`` is below 1.
+        SealError: If the queue extra is missing, ``codex`` is not PostgreSQL, a queue
+            name is empty (or over 128 characters), or ``project_dir`` is not a folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
     from sanctum.queue import WorkerTimings, run_worker
@@ -116,14 +137,17 @@ def queue_resume(
     """Queue a resume of a submitted Invocation; any worker may run it.
 
     ``token`` makes the resume idempotent (a fresh one when None): a retried segment
-    never applies ``updates`` twice.
+    never applies ``updates`` twice. The checks and the defer are one transaction under
+    the Invocation's advisory lock, so of two resumes sent together one is refused.
 
     Returns:
         A Resumed (``already`` when a start or resume of the Invocation is queued or
         running: nothing was queued, the caller should wait and resume again).
 
     Raises:
-        SealError: If the Invocation is unknown or ``codex`` is not PostgreSQL.
+        SealError: If the Invocation is unknown (the message names the closest known
+            id), done (nothing would run), not submitted to this queue, ``queue`` is no
+            usable queue name, or ``codex`` is not PostgreSQL.
         CodexUnavailableError: If the database server cannot be reached.
         RitualInputError: If an update does not fit the ritual.
     """
@@ -135,12 +159,19 @@ def queue_resume(
 
 
 def queue_jobs(
-    *, codex: str, statuses: Sequence[str] = ("todo", "doing", "failed")
+    *, codex: str, statuses: Sequence[str] = ("todo", "doing", "paused", "failed")
 ) -> list[QueuedJob]:
-    """The queued, running and failed segment jobs (with the worker running each, and
-    why each failed one failed).
+    """The queued, running, paused and failed segments (with the worker running each,
+    why each failed or aborted one ended, and each paused one's question).
+
+    Args:
+        codex: The PostgreSQL URL of the Codex.
+        statuses: Some of ``todo``, ``doing``, ``paused`` (an invocation waiting for a
+            resume: it holds no job), ``failed``, ``succeeded``, ``aborted`` (taken over
+            from a dead worker), ``cancelled``.
 
     Raises:
+        ValueError: If a status is none of those.
         SealError: If ``codex`` is not PostgreSQL or the queue cannot be read.
         CodexUnavailableError: If the database server cannot be reached.
     """

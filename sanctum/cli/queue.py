@@ -1,4 +1,4 @@
-"""``sanctum queue`` — what is queued, running (on which worker) and failed."""
+"""``sanctum queue`` — what is queued, running (on which worker), paused and failed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,15 @@ from typing import Annotated
 
 import typer
 
-from sanctum.cli._common import EXIT_STATUS_HELP, guarded
+from sanctum.cli._common import guarded
 
-__all__ = ["queue", "queue_resume", "register"]
+__all__ = ["QUEUE_STATUS_HELP", "STATUSES", "queue", "queue_resume", "register"]
+
+STATUSES = ("todo", "doing", "paused", "failed", "succeeded", "aborted", "cancelled")
+"""What ``--status`` picks: procrastinate's job statuses, and ``paused`` (an invocation
+waiting for a resume: it holds no job)."""
+DEFAULT_STATUSES = ("todo", "doing", "paused", "failed")
+"""What ``sanctum queue`` lists without ``--status``."""
 
 
 @guarded
@@ -19,27 +25,62 @@ def queue(
     status: Annotated[
         list[str] | None,
         typer.Option(
-            "--status", metavar="STATUS", help="todo, doing, failed or succeeded (repeat)."
+            "--status",
+            metavar="STATUS",
+            help="todo, doing, paused, failed (the default four), succeeded, aborted or "
+            "cancelled (repeat, or comma-separated).",
         ),
     ] = None,
 ) -> None:
     """List segment jobs: id, invocation, kind, queue, status, attempts, worker.
 
-    Tab-separated under a header row; REASON is why a failed job failed.
+    Paused invocations (status paused) are listed too. Tab-separated under a header row. ATTEMPTS counts the runs of the segment
+    (the one running included, and those of jobs it was handed back or taken over
+    from); REASON is why a failed job failed, why an aborted one was taken over, or a
+    paused invocation's question.
     """
     from sanctum import api
     from sanctum.cli._common import printable
 
-    jobs = api.queue_jobs(codex=codex, statuses=status or ("todo", "doing", "failed"))
+    wanted = _statuses(status)
+    jobs = api.queue_jobs(codex=codex, statuses=wanted)
     if jobs:
         typer.echo("\t".join(HEADER))
     for job in jobs:
         typer.echo(
             f"{job.job_id}\t{job.invocation_id}\t{job.kind}\t{job.queue}\t{job.status}\t"
-            f"{job.attempts}\t{job.worker or '-'}\t{printable(job.reason or '-')}"
+            f"{job.attempts}\t{printable(job.worker or '-')}\t{printable(job.reason or '-')}"
         )
     if not jobs:
-        typer.echo("nothing queued, running or failed", err=True)
+        shown = " or ".join(wanted) if status else "queued, running, paused or failed"
+        typer.echo(f"nothing {shown}", err=True)
+
+
+def _statuses(values: list[str] | None) -> tuple[str, ...]:
+    """The statuses ``--status`` asked for (the default four when none).
+
+    Raises:
+        typer.BadParameter: For a status that is none of :data:`STATUSES` (exit 2).
+    """
+    import difflib
+
+    if not values:
+        return DEFAULT_STATUSES
+    wanted: list[str] = []
+    for value in values:
+        for part in value.split(","):
+            word = part.strip().lower()
+            if not word:
+                continue
+            if word not in STATUSES:
+                close = difflib.get_close_matches(word, STATUSES, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise typer.BadParameter(
+                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(STATUSES)})",
+                    param_hint="--status",
+                )
+            wanted.append(word)
+    return tuple(dict.fromkeys(wanted)) or DEFAULT_STATUSES
 
 
 def queue_resume(
@@ -56,6 +97,8 @@ def queue_resume(
     Raises:
         typer.BadParameter: For an unknown executor, no ``--codex`` or a refused option.
         typer.Exit: With status 1 when a segment of the invocation is queued or running.
+        SealError: When the invocation is unknown or done (status 2, through
+            ``guarded``): nothing was queued.
     """
     from sanctum import api
     from sanctum.cli._common import EXIT_FAILED
@@ -86,10 +129,18 @@ def register(app: typer.Typer) -> None:
 HEADER = ("JOB", "INVOCATION", "KIND", "QUEUE", "STATUS", "ATTEMPTS", "WORKER", "REASON")
 """The header row of ``sanctum queue``."""
 
+QUEUE_STATUS_HELP = """\
+Exit status:
+  0    listed (an empty list says so on stderr)
+  1    the codex's PostgreSQL server cannot be reached
+  2    bad usage: an unknown --status, a codex that is not PostgreSQL"""
+"""The exit statuses of ``sanctum queue``."""
+
 QUEUE_EPILOG = f"""\
 Examples:
   sanctum queue --codex postgresql://sanctum@db/sanctum
-  sanctum queue --codex postgresql://sanctum@db/sanctum --status failed
+  sanctum queue --codex postgresql://sanctum@db/sanctum --status failed,aborted
+  sanctum queue --codex postgresql://sanctum@db/sanctum --status paused
 
-{EXIT_STATUS_HELP}"""
+{QUEUE_STATUS_HELP}"""
 """The ``sanctum queue --help`` epilog."""

@@ -7,28 +7,35 @@ procrastinate job, deferred with ``lock`` and ``queueing_lock`` set to the invoc
 and ``retry=0``; a worker claims the Invocation by bumping its lease epoch in the Codex
 (:meth:`~sanctum.codex.postgres.PostgresCodex.lease`), so a worker that froze while
 another took over meets :class:`~sanctum.errors.LeaseLost` at its next Seal write. Every
-worker also sweeps the jobs of dead workers back into the queue (see :func:`run_worker`).
-:class:`PostgresSlots` holds the slots of Oracles' ``max_concurrency_global``.
+worker also sweeps the segments of dead workers — each worker judged by its own stale
+limit — into fresh jobs (``sanctum.queue._sweep``); a worker asked to stop hands its
+segments back at their next Seal (see :func:`run_worker`). A queued resume is checked
+and deferred in one transaction (:func:`enqueue_resume`). :class:`PostgresSlots` holds
+the slots of Oracles' ``max_concurrency_global``.
 """
 
 from __future__ import annotations
 
 from sanctum.queue._jobs import (
+    JOB_STATUSES,
     QueuedJob,
     Resumed,
     WorkerTimings,
-    enqueue_resume,
+    check_queue_name,
     list_jobs,
     submit,
 )
+from sanctum.queue._resume import enqueue_resume
 from sanctum.queue._slots import PostgresSlots
 from sanctum.queue._worker import run_worker
 
 __all__ = [
+    "JOB_STATUSES",
     "PostgresSlots",
     "QueuedJob",
     "Resumed",
     "WorkerTimings",
+    "check_queue_name",
     "enqueue_resume",
     "list_jobs",
     "run_worker",

@@ -16,7 +16,7 @@ def test_queue_of_an_unused_codex_says_nothing_is_there(tmp_path: Path) -> None:
     with fresh_database() as url:
         result = invoke(["queue", "--codex", url], tmp_path)
         assert result.exit_code == 0, result.output
-        assert "nothing queued, running or failed" in result.output
+        assert "nothing queued, running, paused or failed" in result.output
         tables = query(url, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
         assert tables == [(0,)]  # listing created nothing
 
