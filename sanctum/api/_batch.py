@@ -62,7 +62,8 @@ def read_batch(path: str | Path) -> list[BatchLine]:
     anything is returned.
 
     Args:
-        path: The batch file (UTF-8 JSON Lines).
+        path: The batch file (UTF-8 JSON Lines); ``"-"`` reads standard input (its
+            lines are then reported as ``<stdin>:line``).
 
     Returns:
         One :class:`BatchLine` per JSON object, in file order.
@@ -73,10 +74,14 @@ def read_batch(path: str | Path) -> list[BatchLine]:
             :data:`MAX_LISTED`, then ``… and N more bad lines``); ``source`` is the path.
     """
     import json
+    import sys
 
-    where = str(path)
+    where = "<stdin>" if str(path) == "-" else str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if str(path) == "-":
+            text = sys.stdin.buffer.read().decode("utf-8")
+        else:
+            text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise RitualInputError(
             f"cannot read {where}: {exc.strerror or exc}", source=where

@@ -28,6 +28,7 @@ __all__ = ["register", "run"]
 
 @guarded
 def run(
+    ctx: typer.Context,
     ritual: Annotated[
         Path,
         typer.Argument(metavar="RITUAL.yaml", parser=file_path, help="The ritual file to perform."),
@@ -110,6 +111,9 @@ def run(
                 str(ritual), batch, codex=codex, concurrency=concurrency, json_lines=json_lines
             )
             return
+        source = ctx.get_parameter_source("concurrency")
+        if source is not None and source.name != "DEFAULT":
+            raise typer.BadParameter("--concurrency goes with --inputs (a batch), not one run")
         values: dict[str, object] = {}
         if input_file is not None:
             values.update(api.load_input_file(input_file))

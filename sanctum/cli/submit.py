@@ -7,13 +7,14 @@ from typing import Annotated
 
 import typer
 
-from sanctum.cli._common import EXIT_STATUS_HELP, guarded
+from sanctum.cli._common import guarded, warn_repeated_keys
 
-__all__ = ["read_batch", "register", "run_batch", "submit"]
+__all__ = ["SUBMIT_STATUS_HELP", "read_batch", "register", "run_batch", "submit"]
 
 
 def read_batch(path: str) -> list[Mapping[str, object]]:
-    """The input mappings of a JSON Lines file (see :func:`sanctum.api.read_batch`).
+    """The input mappings of a JSON Lines file, or of standard input for ``-`` (see
+    :func:`sanctum.api.read_batch`).
 
     Raises:
         RitualInputError: If the file cannot be read, holds no object, or has bad lines
@@ -69,7 +70,9 @@ def submit(
     ] = None,
     batch: Annotated[
         str | None,
-        typer.Option("--inputs", metavar="FILE", help="JSON Lines: one invocation per line."),
+        typer.Option(
+            "--inputs", metavar="FILE", help="JSON Lines: one invocation per line; - for stdin."
+        ),
     ] = None,
     queue: Annotated[
         str, typer.Option("--queue", "-q", metavar="NAME", help="The queue to put them in.")
@@ -88,8 +91,14 @@ def submit(
     from sanctum.cli._parsing import parse_input_pairs
 
     if batch is not None:
-        given = read_batch(batch)
+        if inputs:
+            raise typer.BadParameter(
+                "--inputs queues one invocation per line; --input is for one invocation "
+                "(put the value in each line instead)"
+            )
+        given: list[Mapping[str, object]] = read_batch(batch)
     else:
+        warn_repeated_keys(inputs or [], "--input")
         given = [dict(parse_input_pairs(inputs or [], option="--input"))]
     queued = api.submit(
         ritual, given, codex=codex, queue=queue, parts_from_worker=parts_from_worker
@@ -103,11 +112,20 @@ def register(app: typer.Typer) -> None:
     app.command("submit", epilog=SUBMIT_EPILOG)(submit)
 
 
+SUBMIT_STATUS_HELP = """\
+Exit status:
+  0    queued: one invocation id per line
+  1    the codex's PostgreSQL server cannot be reached
+  2    bad usage, bad input (every bad line listed) or a ritual a worker could not
+       run; nothing was queued
+  130  stopped by Ctrl-C"""
+"""The exit statuses of ``sanctum submit``."""
+
 SUBMIT_EPILOG = f"""\
 Examples:
   sanctum submit rituals/triage.yaml --input ticket="Where is my order?" --codex $URL
   sanctum submit rituals/triage.yaml --inputs tickets.jsonl --queue gpu-box-3 --codex $URL
   sanctum submit rituals/triage.yaml --inputs tickets.jsonl --parts-from-worker --codex $URL
 
-{EXIT_STATUS_HELP}"""
+{SUBMIT_STATUS_HELP}"""
 """The ``sanctum submit --help`` epilog."""

@@ -221,6 +221,7 @@ class ServedOracle(Strict):
     max_concurrency: int | None = Field(
         None,
         ge=1,
+        le=4096,
         description="Calls in flight at once to this endpoint (provider, base_url and "
         "model) from one process, shared by every invocation the process runs (a "
         "worker's --concurrency, a `run --inputs` batch). Unbounded when absent.",
@@ -228,6 +229,7 @@ class ServedOracle(Strict):
     max_concurrency_global: int | None = Field(
         None,
         ge=1,
+        le=4096,
         description="Calls in flight at once to this endpoint from every `sanctum "
         "worker` (and `run --inputs`) sharing a PostgreSQL codex, held as PostgreSQL "
         "advisory-lock slots; elsewhere it bounds the one process, with a warning.",
