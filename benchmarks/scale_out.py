@@ -14,6 +14,11 @@ Measures, each scenario on a fresh database of the server at ``--url`` (default
   holds work. Reported per round: seconds from the kill to the first lease taken on a
   victim's invocation, and supersteps run twice per taken-over invocation (every sigil
   records its (input, sigil) in a file; a second record is a re-run).
+* **handback**: the same, but one worker is stopped with SIGTERM instead (``--stale 60``,
+  so no sweep can be what moves an invocation). Reported per round: seconds from the
+  signal to the first lease another worker takes on a handed-back invocation, seconds
+  from the signal to the stopped worker's exit, and supersteps run twice per handed-back
+  invocation (0: the superstep in flight was completed and sealed, not cut).
 * **fencing**: seconds per Seal of ``PostgresCodex.put_next`` in one process, with and
   without a lease (the fence adds one ``SELECT ... FOR UPDATE`` to each write's
   transaction), ``--seals`` Seals each, alternated in blocks of 50.
@@ -21,7 +26,7 @@ Measures, each scenario on a fresh database of the server at ``--url`` (default
 Figures go to docs/scale-out.md (they are not test assertions). Usage::
 
     .venv/bin/python benchmarks/scale_out.py [--url postgresql://...] [--invocations 120]
-        [--seals 600] [--rounds 3] [--only throughput,latency,takeover,fencing]
+        [--seals 600] [--rounds 3] [--only throughput,latency,takeover,handback,fencing]
 """
 
 from __future__ import annotations
@@ -89,12 +94,16 @@ class Bench:
     def __init__(self, url: str, folder: Path) -> None:
         self.url = url
         self.folder = folder
-        (folder / "bench_steps.py").write_text(STEPS, encoding="utf-8")
-        self.noop = folder / "noop.yaml"
+        self.lib = folder / "lib"  # on the workers' PYTHONPATH, not beside the rituals
+        self.lib.mkdir()
+        (self.lib / "bench_steps.py").write_text(STEPS, encoding="utf-8")
+        rituals = folder / "rituals"
+        rituals.mkdir()
+        self.noop = rituals / "noop.yaml"
         self.noop.write_text(_ritual("noop", [f"bench_steps:{s}0" for s in "abc"]))
-        self.sleepy = folder / "sleepy.yaml"
+        self.sleepy = rituals / "sleepy.yaml"
         self.sleepy.write_text(_ritual("sleepy", [f"bench_steps:{s}50" for s in "abc"]))
-        self.slow = folder / "slow.yaml"
+        self.slow = rituals / "slow.yaml"
         self.slow.write_text(_ritual("slow", [f"bench_steps:S{i}" for i in range(10)]))
 
     @contextmanager
@@ -114,7 +123,7 @@ class Bench:
     def workers(
         self, url: str, count: int, timings: list[str], marks: Path | None = None
     ) -> Iterator[list[tuple[str, subprocess.Popen[bytes], Path]]]:
-        env = {**os.environ, "PYTHONPATH": f"{self.folder}{os.pathsep}{ROOT}"}
+        env = {**os.environ, "PYTHONPATH": f"{self.lib}{os.pathsep}{ROOT}"}
         if marks is not None:
             env["BENCH_MARKS"] = str(marks)
         crew = []
@@ -149,6 +158,7 @@ class Bench:
 WORKER = [sys.executable, "-m", "sanctum", "worker"]
 FAST = ["--heartbeat", "0.5", "--stale", "2", "--sweep", "0.5", "--poll", "0.2"]
 CALM = ["--heartbeat", "2", "--stale", "10", "--sweep", "2", "--poll", "0.5"]
+STAYING = ["--heartbeat", "0.5", "--stale", "60", "--sweep", "0.5", "--poll", "0.2"]
 
 
 def _until(check: Any, seconds: float) -> Any:
@@ -177,6 +187,12 @@ def _rows(url: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
 
 def _succeeded(url: str) -> int:
     return int(_one(url, "SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'"))
+
+
+def _pending(url: str) -> int:
+    return int(
+        _one(url, "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')")
+    )
 
 
 def _latencies(url: str) -> list[float]:
@@ -281,6 +297,58 @@ def takeover(bench: Bench, rounds: int) -> list[tuple[float, float, int]]:
     return out
 
 
+def _reruns(marks: Path, inputs: dict[str, Any], moved: list[str]) -> float:
+    """Supersteps begun twice per moved invocation (each sigil marks its start)."""
+    lines = marks.read_text(encoding="utf-8").splitlines()
+    victims = {inputs[ident] for ident in moved}
+    twice = sum(1 for line in set(lines) if line.split()[0] in victims and lines.count(line) > 1)
+    return twice / max(1, len(moved))
+
+
+def handback(bench: Bench, rounds: int) -> list[tuple[float, float, float, int]]:
+    """Per round: (seconds SIGTERM -> first lease of a handed-back invocation elsewhere,
+    seconds SIGTERM -> the stopped worker's exit, re-runs per handed-back invocation,
+    invocations handed back)."""
+    from sanctum import api
+
+    out = []
+    for _ in range(rounds):
+        marks = bench.folder / f"marks-{uuid.uuid4().hex[:6]}.txt"
+        with bench.database() as url, bench.workers(url, 2, STAYING, marks) as crew:
+            stopped, proc, _ = crew[0]
+            api.submit(bench.slow, [{"n": n} for n in range(6)], codex=url)
+            _until(lambda stopped=stopped, url=url: _holding(url, stopped), 60)
+            time.sleep(0.5)  # let it be mid-run
+            moved = _holding(url, stopped)
+            signalled = time.time()
+            proc.send_signal(signal.SIGTERM)
+            proc.wait()
+            exited = time.time()
+            _until(lambda url=url: _succeeded(url) >= 6 and not _pending(url), 120)
+            moved = [
+                str(row[0])
+                for row in _rows(
+                    url,
+                    "SELECT invocation_id FROM sanctum_leases WHERE epoch >= 2 AND "
+                    "invocation_id = ANY(%s)",
+                    moved,
+                )
+            ]
+            since = _rows(
+                url,
+                "SELECT min(since) FROM sanctum_leases WHERE epoch >= 2 AND "
+                "invocation_id = ANY(%s)",
+                moved,
+            )[0][0]
+            inputs = dict(
+                _rows(url, "SELECT j.lock, (j.args->'inputs'->>'n') FROM procrastinate_jobs AS j")
+            )
+        reruns = _reruns(marks, inputs, moved)
+        out.append((float(since) - signalled, exited - signalled, reruns, len(moved)))
+        print(f"handback round: {out[-1]}", flush=True)
+    return out
+
+
 async def _fencing(url: str, seals: int) -> tuple[float, float]:
     from sanctum.codex.base import Seal
     from sanctum.codex.postgres import PostgresCodex
@@ -311,7 +379,7 @@ def main() -> None:
     parser.add_argument("--invocations", type=int, default=120)
     parser.add_argument("--seals", type=int, default=600)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", default="throughput,latency,takeover,fencing")
+    parser.add_argument("--only", default="throughput,latency,takeover,handback,fencing")
     args = parser.parse_args()
     if not args.url:
         raise SystemExit("give --url postgresql://... or set SANCTUM_TEST_POSTGRES_URL")
@@ -340,6 +408,16 @@ def main() -> None:
                 f"{statistics.median(seconds):.2f} s, max {max(seconds):.2f} s; re-runs per "
                 f"taken-over invocation: {[round(r[1], 2) for r in rounds]}; taken over: "
                 f"{[r[2] for r in rounds]}"
+            )
+        if "handback" in only:
+            rounds_h = handback(bench, args.rounds)
+            print(
+                f"handback after SIGTERM (stale 60 s): next lease median "
+                f"{statistics.median(r[0] for r in rounds_h):.2f} s, max "
+                f"{max(r[0] for r in rounds_h):.2f} s; worker exit median "
+                f"{statistics.median(r[1] for r in rounds_h):.2f} s; re-runs per handed-back "
+                f"invocation: {[round(r[2], 2) for r in rounds_h]}; handed back: "
+                f"{[r[3] for r in rounds_h]}"
             )
         if "fencing" in only:
             with bench.database() as url:
