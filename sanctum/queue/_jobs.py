@@ -29,6 +29,7 @@ __all__ = [
     "defer_segment",
     "list_jobs",
     "refuse_uncarried",
+    "resting",
     "submit",
 ]
 
@@ -205,7 +206,8 @@ async def submit(
         extra["project"] = manifest(file)
     else:
         refuse_uncarried(file)
-    bound = [file.bind_inputs(dict(given)) for given in inputs]
+    # Job arguments rest in PostgreSQL like Seals do: masked as Seals are.
+    bound = [resting(file.secrets, file.bind_inputs(dict(given))) for given in inputs]
     await check_codex(codex)
     source = file.path.read_text(encoding="utf-8")
     app = make_app(codex)
@@ -220,6 +222,21 @@ async def submit(
         return ids
     finally:
         await app.close_async()
+
+
+def resting(secrets: Any, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (inputs or updates) as a job's arguments may hold them: masked.
+
+    A job's arguments stay in procrastinate's table after the job ran, so the ritual's
+    secrets are masked in them as in every Seal. A value that holds a secret reaches
+    the worker as the mask, as it would a run resumed from its Seals; a worker reads
+    secrets from its own environment (``${VAR}``) instead.
+    """
+    kept = dict(values)
+    if not secrets:
+        return kept
+    masked: dict[str, Any] = secrets.mask(kept)
+    return masked
 
 
 async def defer_segment(

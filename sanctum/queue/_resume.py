@@ -30,7 +30,13 @@ from sanctum.queue._app import (
     materialise,
     open_app,
 )
-from sanctum.queue._jobs import DEFAULT_QUEUE, Resumed, check_queue_name, defer_segment
+from sanctum.queue._jobs import (
+    DEFAULT_QUEUE,
+    Resumed,
+    check_queue_name,
+    defer_segment,
+    resting,
+)
 from sanctum.queue._project import PROJECT_KEY
 from sanctum.queue._segment import state_of
 
@@ -178,7 +184,8 @@ async def _resume_args(
     with tempfile.TemporaryDirectory(prefix="sanctum-resume-") as private:
         path = materialise(name, source, Path(private))
         try:
-            args["updates"] = load(path).bind_updates(dict(updates or {}))
+            loaded = load(path)
+            args["updates"] = resting(loaded.secrets, loaded.bind_updates(dict(updates or {})))
         except RitualFileError:
             if not isinstance(project, Mapping):
                 raise
