@@ -22,14 +22,25 @@ through untouched.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Protocol
 
+from sanctum.wards._forms import Fragments, decoded, escaped_pattern, mask_spans
 from sanctum.wards.base import Ward
 
-__all__ = ["DEFAULT_MASK", "SHORT_SECRET_CHARS", "RedactWard", "mask_secrets", "secret_pattern"]
+__all__ = [
+    "DEFAULT_MASK",
+    "SHORT_SECRET_CHARS",
+    "RedactWard",
+    "TextMasker",
+    "clip",
+    "literal_masker",
+    "mask_secrets",
+    "secret_pattern",
+]
 
 DEFAULT_MASK = "[REDACTED]"
 """The text that replaces every match unless another ``mask`` is given."""
@@ -39,16 +50,18 @@ SHORT_SECRET_CHARS = 8
 
 
 def secret_pattern(secret: str) -> str:
-    """The regex that finds one secret value (an API key) in text.
+    """The regex that finds one secret value (an API key) in text, in any written form.
 
     The rule: a secret of :data:`SHORT_SECRET_CHARS` (8) characters or more is found
     wherever it occurs, even glued to other text. A shorter one (``"x"``, ``"EMPTY"``,
     a placeholder for a local server) only as a whole token, where no letter, digit or
     underscore touches it on either side (``Bearer x``, ``key=x&``): masking it inside
     words would garble every message (``e[REDACTED]pression``) while hiding nothing
-    worth hiding.
+    worth hiding. Either is found raw and as JSON, ``repr``, HTML/XML or percent-encoding
+    writes it, nested to any depth (``SEKRIT"42`` also as ``SEKRIT\\"42`` and
+    ``SEKRIT%2242``; :func:`~sanctum.wards._forms.escaped_pattern`).
     """
-    escaped = re.escape(secret)
+    escaped = escaped_pattern(secret)
     return escaped if len(secret) >= SHORT_SECRET_CHARS else rf"(?<!\w){escaped}(?!\w)"
 
 
@@ -56,14 +69,82 @@ def mask_secrets(text: str, secrets: Iterable[str], mask: str = DEFAULT_MASK) ->
     """``text`` with every secret value replaced by ``mask`` (see :func:`secret_pattern`).
 
     Longer secrets are masked first, so one that contains another is masked whole;
-    empty strings are skipped.
+    empty strings are skipped. A value holding ``%XX`` escapes is masked decoded too,
+    and what a cut left of a value of 8 characters or more (its front before ``…`` or
+    the end of the text, its back after ``…`` or at the start; at least 4 characters)
+    is masked as well (:class:`~sanctum.wards._forms.Fragments`).
     """
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        if len(secret) >= SHORT_SECRET_CHARS:
-            text = text.replace(secret, mask)
-        else:
-            text = re.sub(secret_pattern(secret), lambda _: mask, text)
-    return text
+    values = [s for s in secrets if s]
+    if not values:
+        return text
+    pattern, pieces = literal_masker(values)
+    text = pattern.sub(lambda _: mask, text)
+    return mask_spans(text, pieces.spans(text), mask) if pieces else text
+
+
+class TextMasker(Protocol):
+    """Anything that masks a string: a Secrets policy, a RedactWard."""
+
+    def mask_text(self, text: str, /) -> str:
+        """``text`` with every secret masked."""
+        ...
+
+
+def clip(text: str, limit: int, masker: TextMasker | None = None, *, marker: str = "…") -> str:
+    """``text`` cut to ``limit`` characters, the cut marked — masked first, never after.
+
+    Cutting first would keep the front of a secret the cut went through, which no mask
+    then recognises whole; so ``text`` is masked with ``masker`` (when given) and then
+    cut, and the cut is marked with ``marker`` so that a masker applied later still
+    finds what was left of a secret it knows (:class:`~sanctum.wards._forms.Fragments`:
+    the front of a secret right before ``…``).
+
+    Args:
+        text: The text to shorten.
+        limit: The most characters kept of it (the marker comes on top); >= 0.
+        masker: What masks ``text`` first (a ``Secrets``, a RedactWard), or None.
+        marker: What replaces the cut-off rest.
+
+    Returns:
+        ``text`` masked, then its first ``limit`` characters and ``marker`` when it was
+        longer (a mask the cut would split is kept whole, so up to its length more);
+        else ``text`` masked whole.
+    """
+    if masker is not None and text:
+        text = masker.mask_text(text)
+    if len(text) <= limit:
+        return text
+    for mask in getattr(masker, "masks", None) or {getattr(masker, "mask", DEFAULT_MASK)}:
+        at = text.find(mask, max(0, limit - len(mask) + 1), limit + len(mask) - 1)
+        if mask and 0 <= at < limit:  # the cut would split a mask: keep it whole
+            limit = at + len(mask)
+    return text if len(text) <= limit else text[:limit] + marker
+
+
+def literal_masker(values: Iterable[str]) -> tuple[re.Pattern[str], Fragments]:
+    """The compiled pattern of ``values`` (longest first) and their :class:`Fragments`.
+
+    Args:
+        values: Non-empty literal secret values (``%XX``-decoded forms are added).
+
+    Returns:
+        ``(pattern, fragments)``, cached for the same values.
+    """
+    ordered = sorted(set(_with_decoded(values)), key=lambda v: (-len(v), v))
+    return _literal_masker(tuple(ordered))
+
+
+@functools.lru_cache(maxsize=64)
+def _literal_masker(values: tuple[str, ...]) -> tuple[re.Pattern[str], Fragments]:
+    return re.compile("|".join(secret_pattern(v) for v in values)), Fragments(values)
+
+
+def _with_decoded(values: Iterable[str]) -> Iterator[str]:
+    for value in values:
+        yield value
+        plain = decoded(value)
+        if plain:
+            yield plain
 
 
 class RedactWard(Ward):

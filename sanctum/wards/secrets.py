@@ -35,7 +35,8 @@ from urllib.parse import unquote, urlsplit
 
 from sanctum.aether.reducers import append, appended_from
 from sanctum.omens.events import CircleEchoed, Omen, RiteManifested, SuperstepCompleted
-from sanctum.wards.redact import DEFAULT_MASK, RedactWard, secret_pattern
+from sanctum.wards._forms import Fragments, mask_spans
+from sanctum.wards.redact import DEFAULT_MASK, RedactWard, literal_masker
 
 __all__ = ["MaskedException", "SecretStream", "Secrets", "Veil", "url_password"]
 
@@ -74,15 +75,21 @@ def url_password(url: str) -> list[str]:
 
 
 class _Masker(RedactWard):
-    """A RedactWard whose text masking applies several groups, each with its mask."""
+    """A RedactWard whose text masking applies several groups, each with its mask, then
+    masks what cuts left of the literal values (:class:`~sanctum.wards._forms.Fragments`)."""
 
-    def __init__(self, groups: Sequence[RedactWard]) -> None:
+    def __init__(
+        self, groups: Sequence[RedactWard], pieces: Sequence[tuple[Fragments, str]]
+    ) -> None:
         super().__init__((), mask=DEFAULT_MASK)
         self.groups = tuple(groups)
+        self.pieces = tuple(pieces)
 
     def mask_text(self, text: str) -> str:
         for group in self.groups:
             text = group.mask_text(text)
+        for fragments, mask in self.pieces:
+            text = mask_spans(text, fragments.spans(text), mask)
         return text
 
 
@@ -144,21 +151,24 @@ class Secrets:
 
     def _build(self) -> None:
         groups: list[RedactWard] = []
+        pieces: list[tuple[Fragments, str]] = []
         if self._values:
             # One alternation over every literal, longest first, per mask.
             by_mask: dict[str, list[str]] = {}
             for value, mask in self._values.items():
                 by_mask.setdefault(mask, []).append(value)
             for mask, values in by_mask.items():
-                ordered = sorted(values, key=len, reverse=True)
-                groups.append(RedactWard("|".join(secret_pattern(v) for v in ordered), mask))
+                pattern, fragments = literal_masker(values)
+                groups.append(RedactWard(pattern, mask))
+                if fragments:
+                    pieces.append((fragments, mask))
         by_pattern_mask: dict[str, list[re.Pattern[str]]] = {}
         for pattern, mask in self._patterns:
             by_pattern_mask.setdefault(mask, []).append(pattern)
         for mask, patterns in by_pattern_mask.items():
             groups.append(RedactWard(patterns, mask))
         self._groups = tuple(groups)
-        self._masker = _Masker(groups) if groups else None
+        self._masker = _Masker(groups, pieces) if groups else None
 
     def __bool__(self) -> bool:
         return self._masker is not None
@@ -176,6 +186,11 @@ class Secrets:
 
     def __repr__(self) -> str:  # never the values themselves
         return f"Secrets({len(self._values)} values, {len(self._patterns)} patterns)"
+
+    @property
+    def masks(self) -> frozenset[str]:
+        """The texts this policy writes in place of secrets (``{"[REDACTED]"}`` by default)."""
+        return frozenset(self._values.values()) | {mask for _, mask in self._patterns}
 
     @property
     def count(self) -> int:

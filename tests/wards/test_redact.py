@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from sanctum.wards import RedactWard
+from sanctum.wards.redact import clip, mask_secrets
 
 KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0"
 KEY_PATTERN = r"sk-[A-Za-z0-9]{20,}"
@@ -195,3 +196,22 @@ def test_bytes_dataclasses_and_other_objects_never_carry_a_secret_through() -> N
     assert isinstance(masked["plain"], ValueError)  # no match: the object itself
     assert masked["n"] == 5
     assert key not in repr(masked)
+
+
+def test_clip_masks_before_it_cuts_and_marks_the_cut() -> None:
+    secret = "SEKRIT-4242-xyz"
+    text = "p" * 10 + secret + " and the rest"
+    ward = RedactWard([re.escape(secret)])
+    assert clip(text, 14) == "p" * 10 + "SEKR…"
+    assert clip(text, 14, ward) == "p" * 10 + "[REDACTED]…"  # a mask is never split
+    assert clip(text, 10, ward) == "p" * 10 + "…"
+    assert clip(text, 100, ward) == "p" * 10 + "[REDACTED] and the rest"
+    assert clip("short", 5) == "short"
+    assert clip("longer", 3, marker="...") == "lon..."
+
+
+def test_mask_secrets_masks_escaped_copies_and_what_a_cut_left() -> None:
+    secret = 'SEKRIT"4242-xyz'
+    assert mask_secrets('{"a": "SEKRIT\\"4242-xyz"}', [secret], "***") == '{"a": "***"}'
+    assert mask_secrets("Body: 'ppppSEKRIT\\\\\"42…'", [secret], "***") == "Body: 'pppp***…'"
+    assert mask_secrets("x", ["", "y"]) == "x"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,71 @@ def test_masking_is_cheap_enough_to_stay_linear() -> None:
     secrets = Secrets([KEY, "another-secret-value"], [re.compile(r"tok-[0-9]{8}")])
     text = "plain words " * 10_000
     assert secrets.mask_text(text) == text
+
+
+ESCAPED = 'SEKRIT\\4242-xyz"é\n'
+"""A secret every writer spells differently: a backslash, a quote, a non-ASCII letter, a
+newline (a PEM key or a JSON credential has such characters)."""
+
+
+def test_a_seal_holds_no_escaped_copy_of_a_secret(tmp_path: Path) -> None:
+    def convert(aether: dict[str, Any]) -> dict[str, Any]:
+        int(ESCAPED)  # ValueError: invalid literal ...: 'SEKRIT\\4242-xyz"é\n' (a repr)
+        return {}
+
+    def quote(aether: dict[str, Any]) -> dict[str, Any]:
+        return {"note": json.dumps({"sent": ESCAPED}), "ascii": json.dumps(ESCAPED)}
+
+    ritual = Ritual()
+    ritual.add_sigil("convert", convert, policy=SigilPolicy(on_error="quote"))
+    ritual.add_sigil("quote", quote)
+    ritual.add_edge("convert", END)
+    ritual.add_edge("quote", END)
+    ritual.set_entry_point("convert")
+    codex = SqliteCodex(tmp_path / "codex.db")
+    rite = ritual.compile(codex=codex, secrets=Secrets([ESCAPED]))
+    final = rite.invoke({}, invocation_id="inv")
+    asyncio.run(codex.aclose())
+    assert final["note"] == '{"sent": "[REDACTED]"}'
+    assert final["ascii"] == '"[REDACTED]"'
+    raw = _disk(tmp_path, "codex.db")
+    assert "invalid literal for int() with base 10: '[REDACTED]'" in raw  # __errors__
+    assert "4242" not in raw
+
+
+def test_the_front_of_a_secret_a_cut_kept_is_masked_in_errors_and_omens() -> None:
+    secret = "SEKRIT-4242-xyz"
+
+    def fail(aether: dict[str, Any]) -> dict[str, Any]:
+        body = f"boom {'p' * 426}{secret}"
+        raise RuntimeError(f"HTTP 500: {body[:440]}…")  # cut by someone before masking
+
+    ritual = Ritual()
+    ritual.add_sigil("fail", fail)
+    ritual.add_edge("fail", END)
+    ritual.set_entry_point("fail")
+    rite = ritual.compile(secrets=Secrets([secret]))
+    with pytest.raises(SigilExecutionError) as failed:
+        rite.invoke({})
+    assert str(failed.value).endswith("p[REDACTED]…")
+    assert "SEKRIT" not in str(failed.value) + str(failed.value.__cause__)
+
+
+def test_masks_names_the_texts_written_in_place_of_secrets() -> None:
+    assert Secrets([KEY]).masks == {"[REDACTED]"}
+    both = Secrets([KEY]) | Secrets(patterns=[r"tok-\d+"], mask="***")
+    assert both.masks == {"[REDACTED]", "***"}
+    assert Secrets().masks == frozenset()
+
+
+def test_escaped_forms_and_pieces_cost_nothing_for_plain_text() -> None:
+    secrets = Secrets([ESCAPED, KEY])
+    text = "plain words, a dot. " * 500
+    assert secrets.mask_text(text) == text
+    assert secrets.mask_text(text + "SEKRIT\\\\4242…") == text + "[REDACTED]…"
+
+
+def test_a_stream_still_masks_a_secret_split_over_pieces() -> None:
+    stream = Secrets([KEY]).stream()
+    shown = stream.feed(f"the key {KEY[:6]}") + stream.feed(f"{KEY[6:]} is set.") + stream.end()
+    assert shown == "the key [REDACTED] is set."
