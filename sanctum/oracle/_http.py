@@ -21,13 +21,14 @@ Guards (hostile input, issue 8):
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, cast
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 from sanctum.errors import (
     OracleConnectionError,
@@ -48,6 +49,7 @@ from sanctum.oracle._verdicts import (
     safe_url,
 )
 from sanctum.oracle.classify import classify_oracle_fault
+from sanctum.wards.redact import clip
 
 if TYPE_CHECKING:
     import httpx
@@ -127,7 +129,9 @@ class HttpOracleClient:
             (the whole stream, for a streamed answer); must be > 0.
         max_response_bytes: Largest accepted body or stream, in bytes; must be > 0.
         headers: Extra request headers (e.g. ``Authorization``).
-        secrets: Values masked in every message (API keys).
+        secrets: Values masked in every message (API keys); a password in
+            ``base_url``'s user information is masked too, as written and as the
+            ``Basic`` token sent for it (a server may echo the header).
         transport: An ``httpx.AsyncBaseTransport`` to use instead of the network.
 
     Raises:
@@ -163,7 +167,7 @@ class HttpOracleClient:
         self.timeout = float(timeout)
         self.max_response_bytes = max_response_bytes
         self._headers = dict(headers or {})
-        self._secrets = tuple(s for s in secrets if s)
+        self._secrets = tuple(s for s in (*secrets, *_basic_credentials(self.base_url)) if s)
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -282,12 +286,12 @@ class HttpOracleClient:
         """
         endpoint = safe_url(url)
         body = self._redact(body)
-        snippet = body if len(body) <= SNIPPET_CHARS else body[:SNIPPET_CHARS] + "…"
+        snippet = clip(body, SNIPPET_CHARS)  # masked before it is cut, the cut marked
         what = detail or extract_error_message(body) or _unread(body)
         status_text = f"HTTP {status}" if status is not None else "an error"
         lead = (
             f"{self.server} at {endpoint} answered {status_text} for model "
-            f"{self.model!r}: {self._redact(_shorten(what)).rstrip('.')}."
+            f"{self.model!r}: {clip(self._redact(what), SNIPPET_CHARS).rstrip('.')}."
         )
         output = model_output_tail(what)
         kind = OracleResponseError if output is None else OracleOutputError
@@ -512,8 +516,18 @@ def _unread(body: str) -> str:
     return "an HTML page" if body.lstrip().startswith("<") else "a body that is not JSON"
 
 
-def _shorten(text: str) -> str:
-    return text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS] + "…"
+def _basic_credentials(url: str) -> list[str]:
+    """A URL's password, and the ``Basic`` token of its user information (or nothing)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return []
+    if not password:
+        return []
+    user, password = unquote(parts.username or ""), unquote(password)
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    return [password, token]
 
 
 def _same_origin(a: str, b: str) -> bool:

@@ -41,6 +41,7 @@ from sanctum.oracle._prompt import (
     textualise,
 )
 from sanctum.oracle.base import Message, Oracle, OracleResponse, SpellCall
+from sanctum.wards.redact import clip
 
 __all__ = [
     "MAX_MODEL_OUTPUT_CHARS",
@@ -512,7 +513,7 @@ class PromptedSpellCalling(Oracle):
     def _fall_back(self, error: BaseException) -> None:
         self._prompted = True
         lines = str(error).strip().splitlines()
-        reason = lines[0][:300] if lines else type(error).__name__
+        reason = clip(lines[0], 300) if lines else type(error).__name__
         self._notice = (
             f"native spell calling was refused by {self.arcana}: {reason}; falling back to "
             "prompted spell calling for the rest of this run"
