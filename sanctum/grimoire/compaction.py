@@ -47,6 +47,7 @@ from sanctum.grimoire._summaries import mechanical_summary, summariser_request
 from sanctum.omens.events import CompactionStalled, TranscriptCompacted, Writer
 from sanctum.oracle.base import Message, Oracle, OracleResponse
 from sanctum.oracle.classify import classify_oracle_fault
+from sanctum.wards.redact import clip
 
 __all__ = [
     "DEFAULT_WINDOW",
@@ -311,7 +312,8 @@ class Compaction:
                 writer.emit(
                     CompactionStalled(
                         reason=f"the summariser {self.summarizer_name} failed "
-                        f"({fault.reason.replace('_', ' ')}: {said[:200]}); this round "
+                        f"({fault.reason.replace('_', ' ')}: "
+                        f"{clip(said, 200, getattr(writer, 'secrets', None))}); this round "
                         f"used the mechanical summary, and the summariser is tried again "
                         f"after {cooldown} consultation(s)"
                     )

@@ -19,6 +19,14 @@ three:
 So every message of a request but its last is sent again unchanged at the next
 consultation, and the reusable prefix grows turn by turn. No second or trailing
 system message is ever written (many local chat templates reject one).
+
+A Rite with a masking policy (:class:`~sanctum.wards.secrets.Secrets`) masks every
+delta, so the Conduit holds the prompt with ``[REDACTED]`` where a secret stood (a
+``${API_TOKEN}`` in ``stable``). The model must still be sent the very bytes of the
+first consultation: when the frozen text holds a mask, the layers are rendered again
+and that fresh text is sent if, masked, it is the frozen text — it differs only where
+the frozen text has the mask. Otherwise (the ``context`` renders otherwise now) the
+frozen text is sent, as always.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sanctum.oracle.base import Message
+from sanctum.wards.redact import DEFAULT_MASK
+from sanctum.wards.secrets import Secrets
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -107,7 +117,7 @@ class PromptLayers:
 
 
 def frozen_prompt(
-    role: str | PromptLayers, aether: Mapping[str, Any]
+    role: str | PromptLayers, aether: Mapping[str, Any], secrets: Secrets | None = None
 ) -> tuple[str, dict[str, str]]:
     """The system prompt of a consultation, and the delta that freezes it.
 
@@ -115,11 +125,14 @@ def frozen_prompt(
         role: ``summon``'s ``role``: a plain string (sent as is, nothing frozen) or
             :class:`PromptLayers`.
         aether: The Aether of the consultation.
+        secrets: The Rite's masking policy (``writer.secrets``), which masked the frozen
+            text; None when unknown (then ``[REDACTED]`` is taken for the mask).
 
     Returns:
         ``(text, delta)``: the prompt, and ``{SYSTEM_PROMPT: text}`` when the layers
         were assembled now (the first consultation), else ``{}`` (the Conduit's bytes
-        are reused).
+        are reused — or, where they hold the mask of a secret, the layers rendered
+        again, when they differ from the Conduit's bytes only there).
 
     Raises:
         TypeError: If ``role`` is neither a str nor PromptLayers, or a layer function
@@ -131,9 +144,38 @@ def frozen_prompt(
         raise TypeError(f"role must be a str or PromptLayers, not {type(role).__name__}")
     frozen = aether.get(SYSTEM_PROMPT)
     if isinstance(frozen, str):
-        return frozen, {}
+        return _unmasked(role, aether, frozen, secrets), {}
     text = role.assemble(aether)
     return text, {SYSTEM_PROMPT: text}
+
+
+def _unmasked(
+    role: PromptLayers, aether: Mapping[str, Any], frozen: str, secrets: Secrets | None
+) -> str:
+    """The prompt first sent, when ``frozen`` is that prompt with its secrets masked."""
+    masks = secrets.masks if secrets else frozenset({DEFAULT_MASK})
+    if not any(mask and mask in frozen for mask in masks):
+        return frozen
+    fresh = role.assemble(aether)
+    if fresh == frozen:
+        return frozen
+    if secrets:
+        return fresh if secrets.mask_text(fresh) == frozen else frozen
+    return fresh if _masked_from(fresh, frozen.split(DEFAULT_MASK)) else frozen
+
+
+def _masked_from(fresh: str, kept: list[str]) -> bool:
+    """Whether ``fresh`` is the text whose masking left the pieces ``kept``: it holds them
+    in order, at its start and its end, with some text where each mask stood."""
+    if not fresh.startswith(kept[0]) or not fresh.endswith(kept[-1]):
+        return False
+    at, end = len(kept[0]), len(fresh) - len(kept[-1])
+    for piece in kept[1:-1]:
+        found = fresh.find(piece, at + 1, end)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return at < end
 
 
 def volatile_text(role: str | PromptLayers, aether: Mapping[str, Any]) -> str:

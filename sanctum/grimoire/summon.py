@@ -293,7 +293,7 @@ def summon(
             return {}  # a round kept at an approval pause (in a Circle): cast it first
         seen = agentry.visible(tome)
         schemas = seen.schemas() if seen is not None and len(seen) else None
-        prompt, frozen = frozen_prompt(role, aether)
+        prompt, frozen = frozen_prompt(role, aether, getattr(writer, "secrets", None))
         extra = volatile_text(role, aether)
         compacted: dict[str, Any] = dict(frozen)
 
@@ -450,7 +450,7 @@ def summon(
 
     async def final(aether: Mapping[str, Any], writer: Writer) -> dict[str, Any]:
         transcript = list(aether.get("messages") or [])
-        prompt, frozen = frozen_prompt(role, aether)
+        prompt, frozen = frozen_prompt(role, aether, getattr(writer, "secrets", None))
         extra = volatile_text(role, aether)
         kept: dict[str, Any] = {}
 
