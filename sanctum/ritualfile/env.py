@@ -8,6 +8,13 @@ names it. Values read for an Oracle's credentials (``api_key``) and values of
 variables whose names look secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
 ``*PASSWORD*``) are remembered as secrets, so the compiler can redact them and error
 messages never repeat them.
+
+A value substituted inside the user information of a URL (``http://user:${PW}@host``,
+``postgresql://${USER}:${PW}@db/x``: the scalar starts with ``scheme://`` and the
+reference stands before the ``@`` that ends it) is percent-encoded, so an ``@``, ``/``,
+``?`` or ``#`` in a password stays in the password instead of moving the host (a
+``%XX`` already in the value is kept as written; ``:`` and RFC 3986's sub-delimiters
+are left as they are).
 """
 
 from __future__ import annotations
@@ -25,6 +32,11 @@ __all__ = [
 ]
 
 _REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_USERINFO_SAFE = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:"
+)
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _SECRET_NAME = re.compile(r"(?i)(key|token|secret|passw(or)?d|credential|auth)")
 MASK = "[REDACTED]"
 """What a secret value is replaced with in messages."""
@@ -93,6 +105,7 @@ def interpolate(text: str, env: Mapping[str, str]) -> tuple[str, list[Interpolat
         return text, []
     out: list[str] = []
     done: list[Interpolation] = []
+    userinfo = _userinfo_end(text)
     position = 0
     length = 0  # of the text built so far
     for match in _REFERENCE.finditer(text):
@@ -122,11 +135,50 @@ def interpolate(text: str, env: Mapping[str, str]) -> tuple[str, list[Interpolat
                 f"with ${{{name}:-default}}",
                 offset=match.start(),
             )
+        if match.start() < userinfo:
+            value = _userinfo_quoted(value)
         out.append(value)
         done.append(Interpolation(name, value, match.start(), from_default, length))
         length += len(value)
     out.append(text[position:])
     return "".join(out), done
+
+
+def _userinfo_end(text: str) -> int:
+    """Where the user information of the URL ``text`` starts with ends (its ``@``), as
+    written before substitution; 0 when ``text`` is no URL with user information.
+
+    Only the file's own characters count: ``/``, ``?``, ``#`` or ``@`` inside a
+    reference (a default) neither ends the authority nor marks the user information.
+    """
+    if _SCHEME.match(text) is None:
+        return 0
+    outside = _REFERENCE.sub(lambda m: "x" * len(m.group(0)), text)
+    start = text.index("://") + 3
+    authority = re.match(r"[^/?#]*", outside[start:])
+    at = authority.group(0).rfind("@") if authority else -1
+    return start + at if at >= 0 else 0
+
+
+def _userinfo_quoted(value: str) -> str:
+    """``value`` percent-encoded for a URL's user information (``%XX`` kept as written)."""
+    out: list[str] = []
+    position = 0
+    for escape in _ESCAPE.finditer(value):
+        out.append(_quote(value[position : escape.start()]))
+        out.append(escape.group(0))
+        position = escape.end()
+    out.append(_quote(value[position:]))
+    return "".join(out)
+
+
+def _quote(text: str) -> str:
+    return "".join(
+        char
+        if char in _USERINFO_SAFE
+        else "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+        for char in text
+    )
 
 
 def scrub(message: str, secrets: Iterable[str]) -> str:
