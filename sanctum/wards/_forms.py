@@ -199,8 +199,11 @@ class Fragments:
         found: list[tuple[int, int]] = []
         if len(text) < FRAGMENT_CHARS or not self._ends:
             return found
-        self._front(text, len(text), found)
-        self._back(text, 0, found)
+        last, first = text[-FRAGMENT_CHARS:], text[:FRAGMENT_CHARS]
+        if last in self._ends or "\\" in last:  # (the quick no, inline: most texts)
+            self._front(text, len(text), found)
+        if first in self._starts or "\\" in first:
+            self._back(text, 0, found)
         if "…" in text or ("\\" in text and "\\u2026" in text) or "..." in text:
             for cut in _CUT.finditer(text):
                 self._front(text, cut.start(), found)

@@ -18,7 +18,15 @@ leaves a Sigil or the process:
 
 A literal value of :data:`~sanctum.wards.redact.SHORT_SECRET_CHARS` (8) characters or
 more is masked wherever it occurs; a shorter one only where it stands alone as a token
-(:func:`~sanctum.wards.redact.secret_pattern`). :class:`Veil` is the per-Invocation
+(:func:`~sanctum.wards.redact.secret_pattern`). Either is masked in every written form:
+raw, JSON-escaped (``\\"``, ``\\u00e9``), ``repr``-escaped, HTML/XML-escaped and
+percent-encoded, nested to any depth; a value holding ``%XX`` escapes decoded too. What
+a cut left of a value of 8 characters or more is masked as well: a piece of at least 4
+characters right before a cut marker (``…``, ``...``) or at the end of the text (its
+front), right after a marker or at the start (its back) — a piece of 4 or 5 characters
+only when it is not a plain word or number (letters only, digits only), so ``SEKR…``
+and ``2024`` stay while ``sk-l…`` does not (:mod:`sanctum.wards._forms`). :class:`Veil`
+is the per-Invocation
 helper the engine uses: it remembers the masked form of each Conduit value, so a
 superstep costs work in proportion to the values it changed, not to the whole Aether.
 Standard library only.
@@ -89,7 +97,9 @@ class _Masker(RedactWard):
         for group in self.groups:
             text = group.mask_text(text)
         for fragments, mask in self.pieces:
-            text = mask_spans(text, fragments.spans(text), mask)
+            spans = fragments.spans(text)
+            if spans:
+                text = mask_spans(text, spans, mask)
         return text
 
 
@@ -98,6 +108,13 @@ class Secrets:
 
     Secrets — a masking policy. Immutable; combine two with ``a | b``. An empty
     ``Secrets()`` is falsy and a Rite given one does no extra work.
+
+    A literal value is masked raw and in each escaped or encoded form (JSON, ``repr``,
+    HTML/XML, percent-encoding, nested); for a value of 8 characters or more, so is a
+    piece of it a cut left: at least 4 characters before a cut marker (``…``, ``...``)
+    or at the end of the text, or after a marker or at the start — 6 characters when
+    the piece is letters only or digits only, so ordinary words at a cut stay. The
+    patterns needed are built once, here.
 
     Args:
         values: Literal secret values (API keys, passwords). Empty strings are ignored.
