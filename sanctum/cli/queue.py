@@ -34,10 +34,10 @@ def queue(
 ) -> None:
     """List segment jobs: id, invocation, kind, queue, status, attempts, worker.
 
-    Paused invocations (status paused) are listed too. Tab-separated under a header row. ATTEMPTS counts the runs of the segment
-    (the one running included, and those of jobs it was handed back or taken over
-    from); REASON is why a failed job failed, why an aborted one was taken over, or a
-    paused invocation's question.
+    Paused invocations (status paused) are listed too. Tab-separated under a header
+    row. ATTEMPTS counts the runs of the segment (the one running included, and those
+    of jobs it was handed back or taken over from); REASON is why a failed job failed,
+    why an aborted one was taken over, or a paused invocation's question.
     """
     from sanctum import api
     from sanctum.cli._common import printable
