@@ -12,6 +12,10 @@
   fixture).
 * ``server``: a loopback HTTP model server (:class:`tests.oracle.servers.ModelServer`)
   that answers scripted replies in the Ollama and OpenAI wire formats.
+* Parallel workers: ``-n auto`` (pytest-xdist, in ``addopts``) starts one worker per
+  core, at most :data:`MAX_WORKERS`: the tests that start real workers, servers and
+  PostgreSQL databases would otherwise crowd a large machine's connection limits.
+  ``-n 0`` runs everything in one process (for ``pdb`` or a single test).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from pathlib import Path
 import pytest
 
 from tests.oracle.servers import ModelServer, running_server
+
+MAX_WORKERS = 4
+"""The most pytest-xdist workers ``-n auto`` starts."""
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 """The checkout's root (where pyproject.toml is), for tests that read shipped files."""
@@ -52,6 +59,12 @@ def _scrubbed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name, value in _FIXED.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker per core the process may use, at most MAX_WORKERS."""
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    return max(1, min(usable or os.cpu_count() or 1, MAX_WORKERS))
 
 
 @pytest.fixture
