@@ -163,3 +163,33 @@ def file_path(text: str) -> Path:
     if not text.strip():
         raise typer.BadParameter("the path is empty; name a ritual file")
     return Path(text)
+
+
+def split_statuses(values: list[str] | None, statuses: tuple[str, ...]) -> list[str]:
+    """The ``--status`` values, repeated or comma-separated, each one of ``statuses``.
+
+    Returns:
+        The statuses asked for, lower-cased, each once, in the order given ([] for none).
+
+    Raises:
+        typer.BadParameter: For a status that is none of ``statuses`` (exit 2), with a
+            did-you-mean.
+    """
+    import difflib
+
+    wanted: list[str] = []
+    for value in values or []:
+        for part in value.split(","):
+            word = part.strip().lower()
+            if not word:
+                continue
+            if word not in statuses:
+                close = difflib.get_close_matches(word, statuses, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise typer.BadParameter(
+                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(statuses)})",
+                    param_hint="--status",
+                )
+            if word not in wanted:
+                wanted.append(word)
+    return wanted

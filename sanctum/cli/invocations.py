@@ -91,23 +91,9 @@ def _statuses(values: list[str] | None) -> set[str]:
     Raises:
         typer.BadParameter: For a status that is none of :data:`STATUSES` (exit 2).
     """
-    import difflib
+    from sanctum.cli._options import split_statuses
 
-    wanted: set[str] = set()
-    for value in values or []:
-        for part in value.split(","):
-            word = part.strip().lower()
-            if not word:
-                continue
-            if word not in STATUSES:
-                close = difflib.get_close_matches(word, STATUSES, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise typer.BadParameter(
-                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(STATUSES)})",
-                    param_hint="--status",
-                )
-            wanted.add(word)
-    return wanted
+    return set(split_statuses(values, STATUSES))
 
 
 def register(root: typer.Typer) -> None:

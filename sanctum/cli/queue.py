@@ -62,25 +62,9 @@ def _statuses(values: list[str] | None) -> tuple[str, ...]:
     Raises:
         typer.BadParameter: For a status that is none of :data:`STATUSES` (exit 2).
     """
-    import difflib
+    from sanctum.cli._options import split_statuses
 
-    if not values:
-        return DEFAULT_STATUSES
-    wanted: list[str] = []
-    for value in values:
-        for part in value.split(","):
-            word = part.strip().lower()
-            if not word:
-                continue
-            if word not in STATUSES:
-                close = difflib.get_close_matches(word, STATUSES, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise typer.BadParameter(
-                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(STATUSES)})",
-                    param_hint="--status",
-                )
-            wanted.append(word)
-    return tuple(dict.fromkeys(wanted)) or DEFAULT_STATUSES
+    return tuple(split_statuses(values, STATUSES)) or DEFAULT_STATUSES
 
 
 def queue_resume(
