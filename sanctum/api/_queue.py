@@ -131,18 +131,23 @@ def queue_resume(
     updates: Mapping[str, Any] | None = None,
     *,
     codex: str,
-    queue: str = "sanctum",
+    queue: str | None = None,
     token: str | None = None,
 ) -> Resumed:
-    """Queue a resume of a submitted Invocation; any worker may run it.
+    """Queue a resume of a submitted Invocation; any worker of its queue may run it.
+
+    ``queue`` None sends the resume to the Invocation's own queue: the one it was
+    submitted to, as its head Seal (checkpoint) records it (``sanctum`` when none is
+    recorded). Name another to move it; a worker must serve that queue.
 
     ``token`` makes the resume idempotent (a fresh one when None): a retried segment
     never applies ``updates`` twice. The checks and the defer are one transaction under
     the Invocation's advisory lock, so of two resumes sent together one is refused.
 
     Returns:
-        A Resumed (``already`` when a start or resume of the Invocation is queued or
-        running: nothing was queued, the caller should wait and resume again).
+        A Resumed: the job id and the queue it went to (``already`` when a start or
+        resume of the Invocation is queued or running: nothing was queued, the caller
+        should wait and resume again).
 
     Raises:
         SealError: If the Invocation is unknown (the message names the closest known

@@ -73,10 +73,14 @@ def queue_resume(
     executor: str,
     codex: str | None,
     refused: dict[str, object],
+    *,
+    queue: str | None = None,
 ) -> None:
-    """``sanctum resume --executor queue``: queue the resume; print its job id.
+    """``sanctum resume --executor queue``: queue the resume; print its job id and queue.
 
-    ``refused`` maps the options that only a resume run here takes to their values.
+    ``refused`` maps the options that only a resume run here takes to their values;
+    ``queue`` None puts the resume in the invocation's own queue (the one it was
+    submitted to).
 
     Raises:
         typer.BadParameter: For an unknown executor, no ``--codex`` or a refused option.
@@ -94,7 +98,7 @@ def queue_resume(
         raise typer.BadParameter(f"{', '.join(given)} goes with a resume run here, not queued")
     if not codex:
         raise typer.BadParameter("--executor queue needs --codex postgresql://... (the queue's)")
-    queued = api.queue_resume(invocation, updates, codex=codex)
+    queued = api.queue_resume(invocation, updates, codex=codex, queue=queue)
     if queued.already:
         typer.echo(
             f"not queued: a start or resume of invocation {invocation} is already queued or "
@@ -102,7 +106,10 @@ def queue_resume(
             err=True,
         )
         raise typer.Exit(EXIT_FAILED)
-    typer.echo(f"queued a resume of invocation {invocation} (job {queued.job_id})")
+    typer.echo(
+        f"queued a resume of invocation {invocation} (job {queued.job_id}, queue "
+        f"{queued.queue}); a worker serving that queue runs it"
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -113,6 +113,15 @@ def resume(
             help="local: here, now; queue: queue it for a `sanctum worker` (--codex URL).",
         ),
     ] = "local",
+    queue: Annotated[
+        str | None,
+        typer.Option(
+            "--queue",
+            metavar="NAME",
+            help="With --executor queue: the queue to put the resume in (default: the one "
+            "the invocation was submitted to).",
+        ),
+    ] = None,
 ) -> None:
     """Continue an invocation from its latest Seal; the ritual is found from the Seal."""
     from sanctum import api
@@ -131,6 +140,8 @@ def resume(
             raise typer.BadParameter("give --approve or --reject, not both")
         if reason is not None and not (approve or reject):
             raise typer.BadParameter("--reason goes with --approve or --reject")
+        if queue is not None and executor != "queue":
+            raise typer.BadParameter("--queue goes with --executor queue", param_hint="--queue")
         if executor == "local" or (executor == "queue" and codex):
             invocation = _whole_id(invocation, codex)
         if executor != "local":
@@ -139,7 +150,7 @@ def resume(
             here: dict[str, object] = {"--seal": seal, "--ritual": ritual, "--trace": trace}
             here |= {"--stream": stream, "--approve": approve, "--reject": reject}
             here |= {"--record": record, "--replay": replay}
-            queue_resume(invocation, values, executor, codex, here)
+            queue_resume(invocation, values, executor, codex, here, queue=queue)
             return
         performance = api.resume(
             invocation,
@@ -189,6 +200,7 @@ Examples:
   sanctum resume --invocation t-1 --approve --as carol --role support
   sanctum resume --invocation t-1 --reject --reason "wrong address"
   sanctum resume --invocation t-1 --update approved=true --executor queue --codex $URL
+  sanctum resume --invocation t-1 --executor queue --queue gpu --codex $URL   (move it)
 
 {EXIT_STATUS_HELP}"""
 """The ``sanctum resume --help`` epilog: examples, then the exit statuses."""

@@ -83,12 +83,14 @@ class WorkerTimings:
 
 @dataclass(frozen=True, slots=True)
 class Resumed:
-    """The outcome of queueing a resume: the job id, or ``already`` when a start or
-    resume of the Invocation is queued or running (this one was refused, not queued)."""
+    """The outcome of queueing a resume: the job id and the queue it went to, or
+    ``already`` when a start or resume of the Invocation is queued or running (this one
+    was refused, not queued; ``queue`` is then None)."""
 
     invocation_id: str
     job_id: int | None
     already: bool
+    queue: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

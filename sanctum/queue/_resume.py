@@ -6,8 +6,10 @@ Invocation may be queued or running, its head Seal in the Codex must be one a re
 continues (paused, stopped, failed — not done, not unknown), and only then is the
 resume deferred. Two resumes sent together are thereby serialised: the second finds
 the first queued (or running) and is refused, never accepted to be skipped later with
-its updates lost. A worker adds a segment job only while one of the Invocation is
-running (a hand-back, a takeover), so the check cannot miss one.
+its updates lost. The resume goes to the Invocation's own queue (the one it was
+submitted to, recorded on its Seals) unless another is named. A worker adds a segment
+job only while one of the Invocation is running (a hand-back, a takeover), so the
+check cannot miss one.
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ from sanctum.queue._jobs import (
     resting,
 )
 from sanctum.queue._project import PROJECT_KEY
-from sanctum.queue._segment import state_of
+from sanctum.queue._segment import QUEUED_KEY, state_of
 
-__all__ = ["enqueue_resume", "resume_key"]
+__all__ = ["enqueue_resume", "own_queue", "resume_key"]
 
 _KNOWN = 2000
 """Most recent invocations an unknown id is compared with (for "did you mean")."""
@@ -99,7 +101,7 @@ async def enqueue_resume(
     updates: Mapping[str, Any] | None = None,
     *,
     codex: str,
-    queue: str = DEFAULT_QUEUE,
+    queue: str | None = None,
     token: str | None = None,
 ) -> Resumed:
     """Defer a resume segment of a submitted Invocation; any worker may run it.
@@ -115,7 +117,9 @@ async def enqueue_resume(
         invocation_id: The Invocation (paused, stopped or failed).
         updates: Values merged into the Aether first (answers to an interrupt).
         codex: The PostgreSQL URL of the Codex.
-        queue: The queue name.
+        queue: The queue to defer the resume into; None: the Invocation's own, the
+            queue its head Seal records (``"queued": {"queue": ...}``), else
+            ``sanctum``. A worker serving only that queue then runs it.
         token: The idempotency token of this resume.
 
     Returns:
@@ -123,14 +127,15 @@ async def enqueue_resume(
 
     Raises:
         SealError: If the Invocation is unknown to the Codex (naming the closest known
-            id), done, was not submitted to this queue, ``queue`` is no usable queue
+            id), done, was not submitted through a queue, ``queue`` is no usable queue
             name, or ``codex`` is not PostgreSQL.
         CodexUnavailableError: If the database server cannot be reached.
         RitualInputError: If an update does not fit the ritual.
     """
     from sanctum.codex.postgres import PostgresCodex
 
-    check_queue_name(queue)
+    if queue is not None:
+        check_queue_name(queue)
     await check_codex(codex)
     store = PostgresCodex(codex)
     app = make_app(codex)
@@ -146,12 +151,21 @@ async def enqueue_resume(
                     raise await _unknown(store, invocation_id, codex)
                 _refuse(head, invocation_id)
                 args = await _resume_args(app, head, invocation_id, updates, token)
-                job_id = await defer_segment(app, invocation_id, queue, args, connection=conn)
+                chosen = queue if queue is not None else own_queue(head)
+                job_id = await defer_segment(app, invocation_id, chosen, args, connection=conn)
         finally:
             await app.close_async()
     finally:
         await store.aclose()
-    return Resumed(invocation_id=invocation_id, job_id=job_id, already=False)
+    return Resumed(invocation_id=invocation_id, job_id=job_id, already=False, queue=chosen)
+
+
+def own_queue(head: Any) -> str:
+    """The queue an Invocation was submitted to, as its head Seal (checkpoint) records
+    it (``metadata["queued"]["queue"]``); ``sanctum`` when it records none."""
+    origin = head.metadata.get(QUEUED_KEY)
+    name = origin.get("queue") if isinstance(origin, Mapping) else None
+    return name if isinstance(name, str) and name.strip() else DEFAULT_QUEUE
 
 
 async def _resume_args(
