@@ -7,6 +7,8 @@ imported only when called, so ``import sanctum.api`` never loads procrastinate.
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -77,13 +79,15 @@ def work(
     log: TextIO | None = None,
     project_dir: str | Path | None = None,
 ) -> None:
-    """Run queued segments until stopped by SIGINT or SIGTERM.
+    """Run queued segments until stopped by SIGINT, SIGTERM or SIGHUP.
 
     The first signal hands every running invocation back at its next Seal (the
     superstep in flight completes and is sealed; a fresh job lets any worker go on at
     once) and returns once all have; a second one ends the process at once with
-    status 128 + the signal (130 for SIGINT, 143 for SIGTERM), leaving its running
-    invocations to the other workers' stalled-job sweep.
+    status 128 + the signal (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), leaving
+    its running invocations to the other workers' stalled-job sweep. The signals are
+    caught from this call's first line (on the main thread): one that arrives while
+    the worker starts up stops it before it takes any job, and this returns.
 
     Args:
         codex: The PostgreSQL URL of the Codex.
@@ -110,20 +114,43 @@ def work(
             name is empty (or over 128 characters), or ``project_dir`` is not a folder.
         CodexUnavailableError: If the database server cannot be reached.
     """
-    from sanctum.queue import WorkerTimings, run_worker
+    early: list[int] = []
+    previous = _record_signals(early)  # before anything slow: the imports, the loop
+    try:
+        from sanctum.queue import WorkerTimings, run_worker
 
-    chosen = WorkerTimings(*timings) if timings is not None else WorkerTimings()
-    asyncio.run(
-        run_worker(
-            codex,
-            queues=queues,
-            concurrency=concurrency,
-            name=name,
-            timings=chosen,
-            log=log,
-            project_dir=Path(project_dir) if project_dir is not None else None,
+        chosen = WorkerTimings(*timings) if timings is not None else WorkerTimings()
+        asyncio.run(
+            run_worker(
+                codex,
+                queues=queues,
+                concurrency=concurrency,
+                name=name,
+                timings=chosen,
+                log=log,
+                project_dir=Path(project_dir) if project_dir is not None else None,
+                early_signals=early,
+            )
         )
-    )
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _record_signals(into: list[int]) -> dict[int, Any]:
+    """Append every SIGINT, SIGTERM and SIGHUP to ``into`` instead of acting on it
+    (until the worker's event loop installs its own handlers); the previous handlers,
+    by signal (none off the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def record(signum: int, _frame: object) -> None:
+        into.append(signum)
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        previous[signum] = signal.signal(signum, record)
+    return previous
 
 
 def queue_resume(

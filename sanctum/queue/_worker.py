@@ -60,6 +60,8 @@ _log = logging.getLogger("sanctum.queue")
 _NEVER = 10 * 365 * 86400.0
 """procrastinate's ``stalled_worker_timeout`` and heartbeat period: its start-up prune
 never fires, and the one heartbeat is this module's (which goes on while stopping)."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals that stop a worker: the first hands back, a second stops at once."""
 _LAST_WORDS = 1.0
 """Seconds a worker stopped at once waits to delete its worker row before exiting."""
 
@@ -122,14 +124,19 @@ async def run_worker(
     cache: Path | None = None,
     log: Any = None,
     project_dir: Path | None = None,
+    early_signals: list[int] | None = None,
 ) -> None:
-    """Run segment jobs from the queue until SIGINT or SIGTERM (see the module).
+    """Run segment jobs from the queue until SIGINT, SIGTERM or SIGHUP (see the module).
 
-    The first SIGINT or SIGTERM hands every running segment back at its next Seal and
-    returns once they have; a second one ends the process at once with status 128 +
-    the signal number (``os._exit``: the running segments are left to the other
-    workers' stalled-job sweep). In a thread other than the main one no signal is
-    handled; cancel the task instead (its running segments are then aborted).
+    The first SIGINT, SIGTERM or SIGHUP (the terminal closed) hands every running
+    segment back at its next Seal and returns once they have; a second one ends the
+    process at once with status 128 + the signal number (``os._exit``: the running
+    segments are left to the other workers' stalled-job sweep). The handlers are
+    installed before anything else; a first signal before the worker is ready (checking
+    the Codex, opening the queue) ends start-up, removes the private folder, logs one
+    line (``stopped by SIGTERM before it took any job``) and returns. In a thread other
+    than the main one no signal is handled; cancel the task instead (its running
+    segments are then aborted).
 
     Oracles with ``max_concurrency_global`` share PostgreSQL advisory-lock slots of the
     Codex's database with every other worker (one extra connection, opened on the first
@@ -149,6 +156,9 @@ async def run_worker(
         project_dir: The project's folder, checked out on this machine: jobs submitted
             with ``parts_from_worker`` run the ritual file and parts found there, once
             their digests match (a job is refused, one line, when one does not).
+        early_signals: Signal numbers the caller received before this was called (its
+            own ``signal.signal`` handlers append to the list until this installs the
+            event loop's): each is handled as soon as the loop's handlers are in.
 
     Raises:
         ValueError: If a timing is refused by :meth:`WorkerTimings.check`, or
@@ -164,20 +174,30 @@ async def run_worker(
         check_queue_name(queue)
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
-    out = log or sys.stderr
-    await check_codex(codex)
-    checkout = Checkout(project_dir)
-    folder = private_folder(cache)
-
-    def cleanup() -> None:
-        if cache is None:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    serving = _Serving(codex, queues, concurrency, name, timings, folder, out, checkout)
+    serving = _Serving(codex, queues, concurrency, name, timings, log or sys.stderr)
+    loop = asyncio.get_running_loop()
+    handled = _handle_signals(loop, serving.on_signal)
     try:
-        await serving.serve(cleanup)
+        for signum in list(early_signals or ()):  # received before the loop's handlers
+            serving.on_signal(signum)
+        if not serving.signals:
+            serving.starting = asyncio.ensure_future(serving.start(cache, project_dir))
+            try:
+                await serving.starting
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not serving.stopped() or (task is not None and task.cancelling()):
+                    raise
+        if serving.stopped():  # a signal came before "ready", whatever start-up did
+            which = signal.Signals(serving.first).name if serving.first else "a signal"
+            serving.say(f"worker {serving.me} stopped by {which} before it took any job")
+            return
+        await serving.serve()
     finally:
-        cleanup()
+        await serving.close()
+        serving.cleanup()
+        for signum in handled:
+            loop.remove_signal_handler(signum)
 
 
 class _Serving:
@@ -190,9 +210,7 @@ class _Serving:
         concurrency: int,
         name: str | None,
         timings: WorkerTimings,
-        folder: Path,
         out: Any,
-        checkout: Checkout,
     ) -> None:
         from sanctum.queue._draining import DrainingCodex
 
@@ -202,20 +220,38 @@ class _Serving:
         self.name = name
         self.me = name or worker_name()
         self.timings = timings
-        self.folder = folder
+        self.folder: Path | None = None
+        """The private folder of stored ritual files (made by :meth:`start`)."""
+        self.own_folder = False
+        """Whether :attr:`folder` was made here, and is removed at the end."""
         self.out = out
-        self.checkout = checkout
+        self.checkout = Checkout(None)
         self.app = make_app(codex)
+        self.opened = False
+        """Whether the App was opened (and must be closed)."""
         self.store = DrainingCodex(codex, max_size=concurrency + 1)
         self.paths: dict[str, Path] = {}
         self.running: dict[str, asyncio.Event] = {}
         """Invocations this process runs a segment of, each with its end."""
         self.worker: Any = None
         self.signals = 0
+        self.first = 0
+        """The first stop signal's number (0 before any)."""
+        self.ready = False
+        """Whether start-up is over and jobs may be taken."""
+        self.starting: asyncio.Future[None] | None = None
         self.handed = 0
         """Segments handed back since the first stop signal."""
         self.abandoning: asyncio.Future[None] | None = None
-        self.cleanup: Callable[[], None] = lambda: None
+
+    def stopped(self) -> bool:
+        """Whether a stop signal came."""
+        return self.signals > 0
+
+    def cleanup(self) -> None:
+        """Remove the private folder of stored ritual files, when made here."""
+        if self.own_folder and self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
@@ -262,6 +298,7 @@ class _Serving:
     async def _fetch(self, args: dict[str, Any]) -> None:
         digest = str(args["digest"])
         if args.get("project") is None and digest not in self.paths:
+            assert self.folder is not None  # made by start(), before any job
             file_name, source = await fetch_source(self.app, digest)
             self.paths[digest] = materialise(file_name, source, self.folder)
 
@@ -282,10 +319,16 @@ class _Serving:
     # ------------------------------------------------------------------------- signals
 
     def on_signal(self, signum: int) -> None:
-        """First SIGINT/SIGTERM: hand back at the next Seals; second: stop at once."""
+        """First SIGINT/SIGTERM/SIGHUP: hand back at the next Seals (before "ready":
+        end start-up); second: stop at once."""
         self.signals += 1
         if self.signals == 1:
+            self.first = signum
             self.store.drain()
+            if not self.ready:
+                if self.starting is not None:
+                    self.starting.cancel()  # checked again once start-up returns
+                return
             count = len(self.running)
             self.say(
                 f"worker {self.me} stopping: {count} running invocation(s) hand back at "
@@ -308,7 +351,8 @@ class _Serving:
         worker_id = getattr(self.worker, "worker_id", None)
         if worker_id is not None:
             with contextlib.suppress(BaseException):
-                await asyncio.wait_for(forget_worker(self.app, worker_id), _LAST_WORDS)
+                async with asyncio.timeout(_LAST_WORDS):
+                    await forget_worker(self.app, worker_id)
         self._exit(code)
 
     def _exit(self, code: int) -> None:
@@ -390,41 +434,57 @@ class _Serving:
                     f"by the others; it rejoins as {self.me}"
                 )
 
-    async def serve(self, cleanup: Callable[[], None]) -> None:
-        """Open the App and Codex, run until stopped (see the module), close them."""
+    async def start(self, cache: Path | None, project_dir: Path | None) -> None:
+        """Check the Codex, make the private folder, open the App; then "ready".
+
+        Raises:
+            SealError: As :func:`run_worker`.
+            CodexUnavailableError: If the database server cannot be reached.
+        """
+        await check_codex(self.codex)
+        self.checkout = Checkout(project_dir)
+        self.own_folder = cache is None
+        self.folder = private_folder(cache)
+        await self.store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
+        self.opened = True
+        await open_app(self.app, self.codex)
+        self.app.task(name=SEGMENT_TASK, retry=0, pass_context=True)(self.task)
+
+    async def close(self) -> None:
+        """Close the App (when opened) and the Codex."""
+        if self.opened:
+            with contextlib.suppress(Exception):
+                await self.app.close_async()
+        with contextlib.suppress(Exception):
+            await self.store.aclose()
+
+    async def serve(self) -> None:
+        """Say "ready", then run until stopped (see the module)."""
         from sanctum.oracle.limits import shared_slots
         from sanctum.queue._slots import PostgresSlots
 
-        self.cleanup = cleanup
-        await self.store.latest_seal_id("sanctum-worker-start")  # migrates the Codex tables
-        await open_app(self.app, self.codex)
-        self.app.task(name=SEGMENT_TASK, retry=0, pass_context=True)(self.task)
         quiet = _NoSegmentTracebacks()
         logging.getLogger("procrastinate.worker").addFilter(quiet)
         served = ", ".join(self.queues) if self.queues else "all"
         where = self.checkout.folder
         project = f", project {where}" if where is not None else ""
+        self.ready = True
         self.say(
             f"worker {self.me} ready: queues {served}, concurrency {self.concurrency}{project}"
         )
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(_quiet_takeovers)
-        handled = _handle_signals(loop, self.on_signal)
         sweeper = asyncio.create_task(self._sweeping())
         slots = PostgresSlots(self.codex)
         try:
             with shared_slots(slots):  # the jobs' tasks, created inside, inherit it
                 await self._work()
         finally:
-            for signum in handled:
-                loop.remove_signal_handler(signum)
             logging.getLogger("procrastinate.worker").removeFilter(quiet)
             sweeper.cancel()
             with contextlib.suppress(BaseException):
                 await sweeper
             await slots.aclose()
-            await self.app.close_async()
-            await self.store.aclose()
         if self.signals:
             self.say(f"worker {self.me} stopped ({self.handed} invocation(s) handed back)")
 
@@ -432,10 +492,10 @@ class _Serving:
 def _handle_signals(
     loop: asyncio.AbstractEventLoop, handler: Callable[[int], None]
 ) -> list[signal.Signals]:
-    """Route SIGINT and SIGTERM to ``handler(signum)``; the signals handled (none off
-    the main thread, or where the loop cannot)."""
+    """Route SIGINT, SIGTERM and SIGHUP (a closed terminal) to ``handler(signum)``;
+    the signals handled (none off the main thread, or where the loop cannot)."""
     handled: list[signal.Signals] = []
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in STOP_SIGNALS:
         try:
             loop.add_signal_handler(signum, handler, int(signum))
         except (NotImplementedError, RuntimeError, ValueError):
