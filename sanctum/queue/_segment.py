@@ -55,11 +55,16 @@ class Outcome:
     seconds: float
 
     def line(self, worker: str) -> str:
-        """One structured log line: ``segment worker=... invocation=... ...``."""
-        return (
+        """One structured log line: ``segment worker=... invocation=... ...``; for a
+        ``lease-lost`` one, ending ``: wrote N Seal(s) before it was taken over;
+        nothing after``."""
+        line = (
             f"segment worker={worker} invocation={self.invocation_id} epoch={self.epoch} "
             f"outcome={self.outcome} seals={self.seals} seconds={self.seconds:.3f}"
         )
+        if self.outcome == "lease-lost":
+            line += f": wrote {self.seals} Seal(s) before it was taken over; nothing after"
+        return line
 
 
 def state_of(head: Any) -> str:
@@ -150,7 +155,10 @@ async def run_segment(
         outcome = "lease-lost"  # taken over between the fence and the head check
     finally:
         codex.end_lease(inv)
-    seals = await _count(codex, inv) - before if outcome != "lease-lost" else 0
+    if outcome == "lease-lost":  # the taker's Seals are not this segment's
+        seals = await _written(codex, inv, epoch, worker)
+    else:
+        seals = await _count(codex, inv) - before
     return Outcome(inv, outcome, epoch, seals, time.monotonic() - began)
 
 
@@ -172,3 +180,16 @@ def _loaded(path: Path, load: Any, project: Any = None) -> Any:
 
 async def _count(codex: Any, invocation_id: str) -> int:
     return sum([1 async for _ in codex.history(invocation_id, values=False)])
+
+
+async def _written(codex: Any, invocation_id: str, epoch: int, worker: str) -> int:
+    """Seals of ``invocation_id`` stamped with this lease (``epoch`` held by ``worker``)."""
+    count = 0
+    async for seal in codex.history(invocation_id, values=False):
+        lease = seal.metadata.get("lease")
+        if isinstance(lease, Mapping) and (lease.get("epoch"), lease.get("holder")) == (
+            epoch,
+            worker,
+        ):
+            count += 1
+    return count

@@ -105,8 +105,8 @@ def _quiet_takeovers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -
     exc = context.get("exception")
     if exc is not None and 'not in "doing"' in str(getattr(exc, "__cause__", "")):
         print(
-            "worker: a segment of this worker was taken over by another (stalled); "
-            "it wrote nothing",
+            "worker: a segment of this worker was taken over by another (stalled); its "
+            "job is the taker's now (its segment line says what it wrote before)",
             file=sys.stderr,
             flush=True,
         )
