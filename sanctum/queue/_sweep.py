@@ -19,6 +19,12 @@ The taker thus runs a job row of its own. A frozen worker that wakes up later me
 release the Invocation's lock while the taker runs, or let a resume in early.
 
 Finally the rows of dead workers are deleted, each by its own limit too.
+
+Sweeps are serialised across workers by a transaction-level advisory lock
+(:data:`SWEEP_LOCK`, ``pg_try_advisory_xact_lock``): a worker that finds another
+sweeping skips its round (the other takes over whatever is stalled). Two sweeps at once
+would otherwise deadlock deleting dead workers' rows (each delete clears the
+``worker_id`` of that worker's job rows).
 """
 
 from __future__ import annotations
@@ -29,9 +35,12 @@ from typing import Any
 from sanctum.queue._app import SEGMENT_TASK
 from sanctum.queue._jobs import WorkerTimings, defer_again
 
-__all__ = ["Swept", "forget_worker", "record_worker", "sweep"]
+__all__ = ["SWEEP_LOCK", "Swept", "forget_worker", "record_worker", "sweep"]
 
 _log = logging.getLogger("sanctum.queue")
+
+SWEEP_LOCK = 0x5A4E_C700_0053
+"""The advisory-lock key one sweep at a time holds (for its transaction)."""
 
 _STALLED = (
     "SELECT j.id, j.queue_name, j.priority, j.args, j.worker_id, s.name AS worker, "
@@ -97,7 +106,8 @@ async def sweep(app: Any, fallback: float) -> list[Swept]:
             that has only just registered, or a foreign one).
 
     Returns:
-        One :data:`Swept` per segment taken over, oldest job first.
+        One :data:`Swept` per segment taken over, oldest job first; none when another
+        worker is sweeping (holds :data:`SWEEP_LOCK`): this round is skipped.
 
     Raises:
         procrastinate.exceptions.ConnectorException: If the database cannot be used
@@ -108,6 +118,10 @@ async def sweep(app: Any, fallback: float) -> list[Swept]:
     params = {"task": SEGMENT_TASK, "fallback": float(fallback)}
     swept: list[Swept] = []
     async with app.connector.pool.connection() as conn, conn.transaction():
+        cursor = await conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (SWEEP_LOCK,))
+        first = await cursor.fetchone()
+        if not (first and first[0]):
+            return swept  # another worker sweeps now
         cursor = await conn.execute(_STALLED, params)
         columns = [column.name for column in cursor.description or ()]
         rows = [dict(zip(columns, row, strict=True)) for row in await cursor.fetchall()]

@@ -371,7 +371,10 @@ class _Serving:
                     shown = again if again is not None else "-"
                     self.say(f"takeover worker={self.me} job={old} requeued={shown}")
             except Exception as exc:
-                _log.warning("stalled-job sweep failed: %s", exc)
+                if "deadlock detected" in str(exc):  # with a foreign sweeper: next round
+                    _log.debug("stalled-job sweep met a deadlock; it sweeps again next round")
+                else:
+                    _log.warning("stalled-job sweep failed: %s", first_line(exc))
             await asyncio.sleep(self.timings.sweep)
 
     async def _beating(self, worker: Any) -> None:
