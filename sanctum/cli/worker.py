@@ -60,8 +60,9 @@ def worker(
 ) -> None:
     """Run queued invocations until stopped (Ctrl-C or SIGTERM); one line per segment.
 
-    The first Ctrl-C or SIGTERM hands each running invocation back at its next Seal,
-    for any worker to go on at once, then exits 0; a second one stops at once.
+    The first Ctrl-C, SIGTERM or SIGHUP (its terminal closed) hands each running
+    invocation back at its next Seal, for any worker to go on at once, then exits 0 (one
+    before "ready" stops it before it takes any job); a second one stops at once.
     """
     from sanctum import api
 
@@ -111,12 +112,13 @@ def register(app: typer.Typer) -> None:
 
 WORKER_STATUS_HELP = """\
 Exit status:
-  0    stopped by Ctrl-C or SIGTERM: each running invocation was handed back at its
-       next Seal, and any worker goes on from there
+  0    stopped by Ctrl-C, SIGTERM or SIGHUP: each running invocation was handed back
+       at its next Seal, and any worker goes on from there (a signal before "ready":
+       stopped before it took any job)
   1    the codex's PostgreSQL server cannot be reached (at the start or later)
   2    bad usage: a bad option value, a codex that is not PostgreSQL
-  130  a second Ctrl-C stopped it at once (143: a second SIGTERM); its running
-       invocations are taken over by the other workers, from their last Seal"""
+  130  a second Ctrl-C stopped it at once (143: a second SIGTERM, 129: SIGHUP); its
+       running invocations are taken over by the other workers, from their last Seal"""
 """The exit statuses of ``sanctum worker`` (no invocation's status: it runs many)."""
 
 WORKER_EPILOG = f"""\

@@ -24,6 +24,7 @@ from sanctum.errors import CodexUnavailableError, SealError
 __all__ = [
     "SEGMENT_TASK",
     "check_codex",
+    "check_url",
     "fetch_source",
     "make_app",
     "materialise",
@@ -175,20 +176,15 @@ def _check_ports(codex: str) -> None:
             )
 
 
-async def check_codex(codex: str, *, wait: int = 5) -> None:
-    """Refuse a Codex that is not PostgreSQL, and one whose server cannot be reached.
+def check_url(codex: str) -> str:
+    """Refuse a Codex that is no PostgreSQL URL, without connecting; its location.
 
-    One connection is opened (and closed) before any pool, so a dead server gives one
-    message rather than a pool's retries.
-
-    Args:
-        codex: What ``--codex`` was given.
-        wait: Seconds to wait for the server.
+    Returns:
+        ``host:port/dbname`` of the URL (for messages; no password).
 
     Raises:
         SealError: If ``codex`` is no ``postgresql://`` URL (a SQLite file, ``memory:``),
             cannot be parsed, or names a port that is no number from 1 to 65535.
-        CodexUnavailableError: If the server cannot be reached or refuses the login.
     """
     if not codex.startswith(_SCHEMES):
         raise SealError(
@@ -205,6 +201,26 @@ async def check_codex(codex: str, *, wait: int = 5) -> None:
             "the PostgreSQL connection string could not be parsed (not shown: it may hold "
             "a password); write postgresql://user@host:port/dbname"
         ) from None
+    return location
+
+
+async def check_codex(codex: str, *, wait: int = 5) -> None:
+    """Refuse a Codex that is not PostgreSQL, and one whose server cannot be reached.
+
+    One connection is opened (and closed) before any pool, so a dead server gives one
+    message rather than a pool's retries.
+
+    Args:
+        codex: What ``--codex`` was given.
+        wait: Seconds to wait for the server.
+
+    Raises:
+        SealError: As :func:`check_url`.
+        CodexUnavailableError: If the server cannot be reached or refuses the login.
+    """
+    import psycopg
+
+    location = check_url(codex)
     try:
         conn = await psycopg.AsyncConnection.connect(codex, connect_timeout=wait)
     except psycopg.Error as exc:

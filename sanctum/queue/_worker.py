@@ -41,6 +41,7 @@ from sanctum.errors import SanctumError
 from sanctum.queue._app import (
     SEGMENT_TASK,
     check_codex,
+    check_url,
     fetch_source,
     make_app,
     materialise,
@@ -174,6 +175,7 @@ async def run_worker(
         check_queue_name(queue)
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    check_url(codex)  # before the App and Codex parse it
     serving = _Serving(codex, queues, concurrency, name, timings, log or sys.stderr)
     loop = asyncio.get_running_loop()
     handled = _handle_signals(loop, serving.on_signal)

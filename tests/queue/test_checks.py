@@ -220,8 +220,9 @@ def test_each_queue_command_shows_its_own_exit_statuses(tmp_path: Path, command:
     assert "  2    bad usage" in tail
     assert "paused by an interrupt" not in tail  # the table of a ritual's statuses
     if command == "worker":
-        assert "  0    stopped by Ctrl-C or SIGTERM: each running invocation was handed" in tail
-        assert "  130  a second Ctrl-C stopped it at once (143: a second SIGTERM)" in tail
+        assert "  0    stopped by Ctrl-C, SIGTERM or SIGHUP: each running invocation" in tail
+        assert "stopped before it took any job)" in tail
+        assert "  130  a second Ctrl-C stopped it at once (143: a second SIGTERM, 129:" in tail
 
 
 def test_an_endpoint_bound_past_4096_is_refused_by_validate(tmp_path: Path) -> None:
