@@ -99,20 +99,7 @@ def split_modes(values: list[str] | None) -> list[str]:
     """
     from sanctum.omens import STREAM_MODES
 
-    modes: list[str] = []
-    for value in values or []:
-        for part in value.split(","):
-            mode = part.strip()
-            if not mode:
-                continue
-            if mode not in STREAM_MODES:
-                raise typer.BadParameter(
-                    f"unknown stream mode {mode!r}; choose from {', '.join(STREAM_MODES)}",
-                    param_hint="--stream",
-                )
-            if mode not in modes:
-                modes.append(mode)
-    return modes
+    return split_choices(values, tuple(STREAM_MODES), what="stream mode", option="--stream")
 
 
 def view_modes(modes: list[str], json_lines: bool) -> list[str]:
@@ -175,20 +162,47 @@ def split_statuses(values: list[str] | None, statuses: tuple[str, ...]) -> list[
         typer.BadParameter: For a status that is none of ``statuses`` (exit 2), with a
             did-you-mean.
     """
+    return split_choices(values, statuses, what="status", option="--status", fold=True)
+
+
+def split_choices(
+    values: list[str] | None,
+    choices: tuple[str, ...],
+    *,
+    what: str,
+    option: str,
+    fold: bool = False,
+) -> list[str]:
+    """Flatten an option given repeated and/or comma-separated, checking each word.
+
+    Args:
+        values: The option's values as typed (None when not given).
+        choices: The words allowed.
+        what: What a word is, for the message (``"status"``).
+        option: The option, for the message (``"--status"``).
+        fold: Lower-case each word first.
+
+    Returns:
+        The words, each once, in the order given ([] for none).
+
+    Raises:
+        typer.BadParameter: For a word that is none of ``choices`` (exit 2), with a
+            did-you-mean when one is close, naming the choices.
+    """
     import difflib
 
     wanted: list[str] = []
     for value in values or []:
         for part in value.split(","):
-            word = part.strip().lower()
+            word = part.strip().lower() if fold else part.strip()
             if not word:
                 continue
-            if word not in statuses:
-                close = difflib.get_close_matches(word, statuses, n=1)
+            if word not in choices:
+                close = difflib.get_close_matches(word, choices, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise typer.BadParameter(
-                    f"unknown status {part.strip()!r}{hint} (choose from {', '.join(statuses)})",
-                    param_hint="--status",
+                    f"unknown {what} {part.strip()!r}{hint} (choose from {', '.join(choices)})",
+                    param_hint=option,
                 )
             if word not in wanted:
                 wanted.append(word)

@@ -85,7 +85,10 @@ def test_every_engine_mode_can_be_chosen_and_a_typo_names_them_all(tmp_path: Pat
     (tmp_path / "r.yaml").write_text("sanctum: 1\n", encoding="utf-8")
     done = invoke(["run", "r.yaml", "--stream", "agnet"], tmp_path)
     assert done.exit_code == 2
-    assert f"unknown stream mode 'agnet'; choose from {', '.join(STREAM_MODES)}" in done.output
+    assert (
+        f"unknown stream mode 'agnet'; did you mean 'agent'? (choose from "
+        f"{', '.join(STREAM_MODES)})"
+    ) in done.output
     assert split_modes([",".join(STREAM_MODES)]) == list(STREAM_MODES)
 
 
