@@ -82,21 +82,7 @@ def perform(
         result = run_interruptibly(drive)
     except BrokenPipeError:
         # the reader of stdout went away (`sanctum run ... | head -1`): stop, say so once
-        import os
-        import sys
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        typer.echo(
-            f"stdout was closed; stopped invocation {performance.invocation_id}"
-            + (
-                f"; resume it with: {_resume(performance)}"
-                if performance.codex_url != "memory:"
-                else f" ({EPHEMERAL_NOTE})"
-            ),
-            err=True,
-        )
-        raise typer.Exit(EXIT_BROKEN_PIPE) from None
+        _stdout_closed(performance, None)
     except KeyboardInterrupt as stop:
         if view is not None:
             view.stop()
@@ -126,10 +112,14 @@ def perform(
         if view is not None:
             view.stop()
         raise
-    if view is not None:
-        view.finish(result)
-    else:
-        print_json_line(result.to_dict())
+    try:
+        if view is not None:
+            view.finish(result)
+        else:
+            print_json_line(result.to_dict())
+    except BrokenPipeError:
+        # gone while the ending was drawn (a step's own print may have met it first)
+        _stdout_closed(performance, result)
     if result.status == "failed":
         from sanctum.cli._common import is_debug
 
@@ -151,6 +141,37 @@ def perform(
             else:
                 typer.echo(f"paused: {reason}\nresume with: {command}", err=True)
     raise typer.Exit(_EXIT[result.status])
+
+
+def _stdout_closed(performance: Performance, result: RunResult | None) -> NoReturn:
+    """Say once on stderr that stdout's reader went away, then exit 141.
+
+    Args:
+        performance: The run.
+        result: Its result when it ended before the pipe broke, else None (stopped).
+
+    Raises:
+        typer.Exit: Always, with :data:`EXIT_BROKEN_PIPE`.
+    """
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    ident = performance.invocation_id
+    if result is not None and result.status == "done":
+        typer.echo(f"stdout was closed; invocation {ident} is done", err=True)
+        raise typer.Exit(EXIT_BROKEN_PIPE)
+    typer.echo(
+        f"stdout was closed; stopped invocation {ident}"
+        + (
+            f"; resume it with: {_resume(performance)}"
+            if performance.codex_url != "memory:"
+            else f" ({EPHEMERAL_NOTE})"
+        ),
+        err=True,
+    )
+    raise typer.Exit(EXIT_BROKEN_PIPE)
 
 
 def _reasons_text(result: RunResult) -> str:

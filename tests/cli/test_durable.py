@@ -282,6 +282,36 @@ def test_a_closed_stdout_stops_the_run_with_one_line_naming_it(folder: Path) -> 
     assert sanctum(["resume", "--invocation", "p1"], folder).returncode == 0
 
 
+BREAKS = """\
+import os
+
+
+def breaks(aether):
+    if aether.get("k", 0) == 0:
+        reader, writer = os.pipe()
+        os.close(reader)
+        os.dup2(writer, 1)  # stdout's reader is gone before the step prints
+    print("a line nobody reads", flush=True)
+    return {"k": 1}
+"""
+
+
+def test_a_step_that_meets_the_closed_stdout_first_still_gets_the_one_line(
+    folder: Path,
+) -> None:
+    (folder / "breaks.py").write_text(BREAKS)
+    (folder / "breaks.yaml").write_text(
+        "sanctum: 1\nname: breaks\ninputs:\n  k: {type: integer, default: 0}\n"
+        "entry: b\nsigils:\n  b: {call: breaks:breaks, next: END}\n"
+    )
+    done = sanctum(["run", "breaks.yaml", "--invocation", "p2"], folder)
+    assert done.returncode == 141, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "stdout was closed; stopped invocation p2; resume it with: sanctum resume --invocation p2"
+    ]
+
+
 CHAT = """\
 sanctum: 1
 name: chat
