@@ -21,15 +21,16 @@ from tests.oracle.servers import ModelServer, Recorded, Reply
 
 from .helpers import write
 
-CORE = "4242"
-"""What every secret here holds and no other text does."""
+CORE = "K42Q"
+"""What every secret here holds and no other text does (not hex, not digits: no id,
+hash or timestamp can hold it by chance)."""
 
 TOKENS = [
-    "SEKRIT\\4242-xyz",  # a backslash: repr and JSON double it
-    'SEKRIT"4242-xyz',  # a quote: JSON escapes it
-    "SEKRIT-4242-xyzé",  # JSON writes \u00e9
-    "-----BEGIN KEY-----\nSEKRIT/4242+xyz=\n-----END KEY-----",  # a PEM-like key
-    "SEKRIT<4242>&'xyz",  # HTML and XML escape all of these
+    "SEKRIT\\K42Q-xyz",  # a backslash: repr and JSON double it
+    'SEKRIT"K42Q-xyz',  # a quote: JSON escapes it
+    "SEKRIT-K42Q-xyzé",  # JSON writes \u00e9
+    "-----BEGIN KEY-----\nSEKRIT/K42Q+xyz=\n-----END KEY-----",  # a PEM-like key
+    "SEKRIT<K42Q>&'xyz",  # HTML and XML escape all of these
 ]
 
 
@@ -127,7 +128,7 @@ def test_a_body_cut_through_a_secret_keeps_no_front_of_it(
     # the body quoted is cut at 500 characters, 8 into the token
     sent = json.dumps({"model": "m", "messages": [{"role": "user", "content": "use "}]})
     pad = "p" * (500 - len("boom ") - sent.index('use "') - len("use ") - 8)
-    env = {"API_TOKEN": "SEKRIT-4242-xyz", "PAD": pad}
+    env = {"API_TOKEN": "SEKRIT-K42Q-xyz", "PAD": pad}
     done = _run(["run", "ritual.yaml", "--json"], tmp_path, env)
     assert done.returncode == 1, done.stderr
     assert "pp[REDACTED]…" in done.stderr
@@ -161,7 +162,7 @@ cases:
 def test_sanctum_test_and_junit_mask_escaped_secrets(tmp_path: Path) -> None:
     write(tmp_path, TESTED)
     write(tmp_path, CASES, "ritual.test.yaml")
-    env = {"API_TOKEN": "SEKRIT\\4242\n99", "CASE_SECRET": "CASESEKRIT\\4242\n99"}
+    env = {"API_TOKEN": "SEKRIT\\K42Q\n99", "CASE_SECRET": "CASESEKRIT\\K42Q\n99"}
     done = _run(["test", "ritual.test.yaml", "--junit-xml", "j.xml"], tmp_path, env)
     assert done.returncode == 1, done.stdout + done.stderr
     report = (tmp_path / "j.xml").read_text(encoding="utf-8")
@@ -219,9 +220,9 @@ def test_a_password_in_a_url_is_encoded_and_masked(tmp_path: Path, server: Model
 
     server.respond = refuse
     write(tmp_path, USERINFO.replace("HOST", server.url.removeprefix("http://")))
-    done = _run(["run", "ritual.yaml"], tmp_path, {"PW": "PWSEKRIT@4242/77"})
+    done = _run(["run", "ritual.yaml"], tmp_path, {"PW": "PWSEKRIT@K42Q/77"})
     assert done.returncode == 1, done.stderr
-    assert len(server.requests) == 1  # the host the file names, not "4242/77@..."
+    assert len(server.requests) == 1  # the host the file names, not "K42Q/77@..."
     assert "HTTP 401" in done.stderr
     assert "denied Basic ***" in done.stderr
     for text in (done.stdout, done.stderr, _disk(tmp_path)):
